@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what sparkguard's build and tests need on Debian 12. Idempotent: when everything is
+# already installed it only checks, in well under a second.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost1.81-dev libspdlog-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev catch2
+  python3 python3-pytest python3-torch libopenblas0-pthread
+  util-linux procps man-db groff-base file
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,40 @@
+#include "util/paths.hpp"
+
+#include <cstdlib>
+
+#include "util/strings.hpp"
+
+namespace sg {
+
+namespace fs = std::filesystem;
+
+fs::path executable_path() {
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path() : self;
+}
+
+std::vector<fs::path> profile_dirs() {
+    std::vector<fs::path> dirs;
+    if (const char* env = std::getenv("SPARKGUARD_PROFILES"); env && *env)
+        for (const auto& part : split(env, ':'))
+            if (!part.empty()) dirs.emplace_back(part);
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
+        dirs.push_back(fs::path(xdg) / "sparkguard" / "profiles");
+    else if (const char* home = std::getenv("HOME"); home && *home)
+        dirs.push_back(fs::path(home) / ".config" / "sparkguard" / "profiles");
+    if (fs::path self = executable_path(); !self.empty())
+        dirs.push_back(self.parent_path().parent_path() / SPARKGUARD_INSTALL_DATADIR / "sparkguard" / "profiles");
+    dirs.emplace_back(SPARKGUARD_SOURCE_PROFILES);
+    return dirs;
+}
+
+std::optional<fs::path> find_profile_file(const fs::path& relative) {
+    for (const auto& dir : profile_dirs()) {
+        std::error_code ec;
+        if (fs::is_regular_file(dir / relative, ec)) return dir / relative;
+    }
+    return std::nullopt;
+}
+
+}  // namespace sg

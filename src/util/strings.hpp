@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sg {
+
+std::string_view trim(std::string_view text);
+std::vector<std::string> split(std::string_view text, char separator);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+std::string to_lower(std::string_view text);
+// Edit distance, for "did you mean" suggestions.
+size_t edit_distance(std::string_view a, std::string_view b);
+// Formats a decimal number with `decimals` digits after the point ("12.3").
+std::string fixed(double value, int decimals);
+// Quotes an argument for a POSIX shell only when it needs quoting.
+std::string shell_quote(std::string_view arg);
+
+}  // namespace sg
