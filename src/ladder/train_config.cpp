@@ -1,0 +1,57 @@
+#include "ladder/train_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace sg {
+
+std::string_view to_string(Method method) {
+    switch (method) {
+        case Method::full: return "full";
+        case Method::lora: return "lora";
+        case Method::qlora: return "qlora";
+        case Method::unknown: break;
+    }
+    return "unknown";
+}
+
+std::optional<Method> parse_method(std::string_view text) {
+    for (Method m : {Method::full, Method::lora, Method::qlora, Method::unknown})
+        if (text == to_string(m)) return m;
+    return std::nullopt;
+}
+
+std::optional<long> TrainConfig::effective_batch() const {
+    if (!batch_size) return std::nullopt;
+    return *batch_size * grad_accum.value_or(1);
+}
+
+nlohmann::json to_json(const TrainConfig& config) {
+    auto optional_number = [](const std::optional<long>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+    nlohmann::json json = {
+        {"batch_size", optional_number(config.batch_size)},
+        {"grad_accum", optional_number(config.grad_accum)},
+        {"seq_len", optional_number(config.seq_len)},
+        {"method", config.method == Method::unknown ? nlohmann::json() : nlohmann::json(to_string(config.method))},
+        {"drop_caches", config.drop_caches},
+    };
+    if (config.model) json["model"] = *config.model;
+    return json;
+}
+
+TrainConfig train_config_from_json(const nlohmann::json& json) {
+    TrainConfig config;
+    auto number = [&](const char* key) -> std::optional<long> {
+        if (!json.contains(key) || json[key].is_null()) return std::nullopt;
+        return json[key].get<long>();
+    };
+    config.batch_size = number("batch_size");
+    config.grad_accum = number("grad_accum");
+    config.seq_len = number("seq_len");
+    if (json.contains("method") && json["method"].is_string())
+        config.method = parse_method(json["method"].get<std::string>()).value_or(Method::unknown);
+    if (json.contains("model") && json["model"].is_string()) config.model = json["model"].get<std::string>();
+    config.drop_caches = json.value("drop_caches", false);
+    return config;
+}
+
+}  // namespace sg

@@ -1,0 +1,33 @@
+#pragma once
+// The knobs the ladder turns, as one value: what an attempt runs with.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace sg {
+
+enum class Method { unknown, full, lora, qlora };
+
+std::string_view to_string(Method method);
+std::optional<Method> parse_method(std::string_view text);
+
+struct TrainConfig {
+    std::optional<long> batch_size;   // per-device batch
+    std::optional<long> grad_accum;   // gradient accumulation steps
+    std::optional<long> seq_len;      // sequence / packing length
+    Method method = Method::unknown;
+    std::optional<std::string> model; // model path or hub name, when the trainer takes one
+    bool drop_caches = false;         // drop the page cache before each launch (sticky once reached)
+
+    // batch × accumulation: what smaller-batch must keep.
+    std::optional<long> effective_batch() const;
+    bool operator==(const TrainConfig&) const = default;
+};
+
+nlohmann::json to_json(const TrainConfig& config);
+TrainConfig train_config_from_json(const nlohmann::json& json);
+
+}  // namespace sg
