@@ -1,0 +1,37 @@
+#pragma once
+// The trainer's process tree as /proc sees it: who belongs to it, what it holds, how to stop it.
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sg {
+
+struct ProcStat {
+    pid_t pid = 0;
+    pid_t ppid = 0;
+    pid_t pgid = 0;
+    char state = '?';            // R, S, D, Z, T...
+    std::string comm;
+    double cpu_seconds = 0;      // utime + stime
+};
+
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+std::vector<ProcStat> list_processes();
+
+// `root` and every process below it (by parent links), plus members of process group `pgid`.
+std::vector<pid_t> tree_pids(pid_t root, pid_t pgid);
+std::vector<pid_t> tree_pids(const std::vector<ProcStat>& table, pid_t root, pid_t pgid);
+
+// Resident memory (VmRSS) in bytes, 0 when the process is gone.
+double rss_bytes(pid_t pid);
+
+// Sends `sig` to the group and to each pid; ESRCH is not an error.
+void signal_processes(pid_t pgid, const std::vector<pid_t>& pids, int sig);
+
+// Reaps children that became ours as their parents died (we are a child subreaper), except `keep`.
+void reap_adopted_children(pid_t keep);
+
+}  // namespace sg

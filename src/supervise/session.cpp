@@ -1,0 +1,288 @@
+#include "supervise/session.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+
+#include <boost/asio/signal_set.hpp>
+
+#include "supervise/boost_process.hpp"
+#include "supervise/executable.hpp"
+#include "supervise/process_tree.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/line_splitter.hpp"
+
+extern char** environ;
+
+namespace sg {
+
+namespace asio = boost::asio;
+namespace bp = boost::process::v2;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::chrono::milliseconds millis(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
+
+// The child side of the launch: its own process group, default signal dispositions, our
+// environment additions, and death with sparkguard (a killed supervisor must not leave a
+// trainer holding the memory a resumed run needs).
+struct TrainerSetup {
+    std::vector<std::string> env_strings;
+    std::vector<char*> envp;
+
+    explicit TrainerSetup(const std::vector<std::pair<std::string, std::string>>& additions) {
+        for (char** e = environ; *e; ++e) {
+            std::string_view entry(*e);
+            std::string_view key = entry.substr(0, entry.find('='));
+            bool overridden = std::any_of(additions.begin(), additions.end(), [&](const auto& kv) { return kv.first == key; });
+            if (!overridden) env_strings.emplace_back(entry);
+        }
+        for (const auto& [key, value] : additions) env_strings.push_back(key + "=" + value);
+        for (auto& s : env_strings) envp.push_back(s.data());
+        envp.push_back(nullptr);
+    }
+
+    bp::error_code on_setup(bp::posix::default_launcher& launcher, const bp::filesystem::path&, const char* const*) {
+        launcher.env = envp.data();
+        return {};
+    }
+
+    bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
+        if (::setpgid(0, 0) != 0) return bp::error_code(errno, bp::system_category());
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2}) ::signal(sig, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        return {};
+    }
+};
+
+// Blocking write of all bytes; false once the reader is gone (EPIPE) so we stop trying.
+bool write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        ssize_t n = ::write(fd, data.data(), data.size());
+        if (n >= 0) {
+            data.remove_prefix(static_cast<size_t>(n));
+        } else if (errno == EAGAIN) {
+            pollfd p{fd, POLLOUT, 0};
+            ::poll(&p, 1, 1000);
+        } else if (errno != EINTR) {
+            return false;
+        }
+    }
+    return true;
+}
+
+struct Pump {
+    Pump(asio::io_context& ctx, int fd, Stream which) : pipe(ctx), forward_fd(fd), stream(which) {}
+    asio::readable_pipe pipe;
+    int forward_fd;
+    Stream stream;
+    bool open = true;
+    bool forwarding = true;
+    LineSplitter splitter;
+    std::array<char, 64 * 1024> buffer{};
+};
+
+}  // namespace
+
+struct Session::Impl {
+    asio::io_context ctx;
+    asio::signal_set signals{ctx, SIGINT, SIGTERM, SIGHUP};
+    std::optional<int> received;
+    std::vector<pid_t> tree;
+
+    struct Attempt {
+        Attempt(asio::io_context& ctx) : out(ctx, STDOUT_FILENO, Stream::out), err(ctx, STDERR_FILENO, Stream::err),
+                                         tick(ctx), grace(ctx), linger(ctx) {}
+        Pump out, err;
+        asio::steady_timer tick, grace, linger;
+        pid_t pid = -1;
+        bool exited = false;
+        bool stopping = false;
+        AttemptExit result;
+        bool done() const { return exited && !out.open && !err.open; }
+    };
+    Attempt* attempt = nullptr;
+    AttemptObserver* observer = nullptr;
+    const AttemptSpec* spec = nullptr;
+
+    void arm_signals() {
+        signals.async_wait([this](const boost::system::error_code& ec, int sig) {
+            if (ec) return;
+            received = sig;
+            if (attempt && !attempt->exited) {
+                attempt->result.forwarded_signal = sig;
+                signal_processes(attempt->pid, tree, sig);
+                start_stop();
+            }
+            arm_signals();
+        });
+    }
+
+    // Stage two of a stop: after the grace period, SIGKILL whatever is left of the tree.
+    void start_stop() {
+        if (attempt->stopping) return;
+        attempt->stopping = true;
+        attempt->grace.expires_after(millis(spec->grace_seconds));
+        attempt->grace.async_wait([this](const boost::system::error_code& ec) {
+            if (ec || !attempt) return;
+            refresh_tree();
+            signal_processes(attempt->pid, tree, SIGKILL);
+        });
+    }
+
+    void refresh_tree() {
+        if (attempt) tree = tree_pids(attempt->pid, attempt->pid);
+    }
+
+    void read(Pump& pump) {
+        pump.pipe.async_read_some(asio::buffer(pump.buffer), [this, &pump](const boost::system::error_code& ec, size_t n) {
+            if (ec) {
+                pump.splitter.finish([&](std::string_view line, bool complete) { observer->on_line(pump.stream, line, complete); });
+                observer->on_output_chunk_done();
+                pump.open = false;
+                return;
+            }
+            std::string_view data(pump.buffer.data(), n);
+            if (pump.forwarding) pump.forwarding = write_all(pump.forward_fd, data);
+            pump.splitter.feed(data, [&](std::string_view line, bool complete) { observer->on_line(pump.stream, line, complete); });
+            observer->on_output_chunk_done();
+            read(pump);
+        });
+    }
+
+    void tick() {
+        attempt->tick.expires_after(millis(spec->tick_seconds));
+        attempt->tick.async_wait([this](const boost::system::error_code& ec) {
+            if (ec || !attempt || attempt->exited) return;
+            refresh_tree();
+            reap_adopted_children(attempt->pid);
+            observer->on_tick();
+            tick();
+        });
+    }
+
+    // The leader is gone: whatever it left behind (workers, grandchildren) goes too, so the
+    // next attempt gets its memory and the pipes reach end of file.
+    void clean_up_after_leader() {
+        refresh_tree();
+        reap_adopted_children(-1);
+        if (!tree.empty()) signal_processes(attempt->pid, tree, SIGTERM);
+        attempt->linger.expires_after(1s);
+        attempt->linger.async_wait([this](const boost::system::error_code& ec) {
+            if (ec || !attempt) return;
+            refresh_tree();
+            if (!tree.empty()) signal_processes(attempt->pid, tree, SIGKILL);
+            reap_adopted_children(-1);
+            // A process that escaped the tree can hold the pipes open forever; stop reading.
+            attempt->linger.expires_after(2s);
+            attempt->linger.async_wait([this](const boost::system::error_code& ec2) {
+                if (ec2 || !attempt) return;
+                boost::system::error_code ignored;
+                for (Pump* pump : {&attempt->out, &attempt->err})
+                    if (pump->open) pump->pipe.close(ignored);
+            });
+        });
+    }
+};
+
+Session::Session() : impl_(std::make_unique<Impl>()) {
+    ::signal(SIGPIPE, SIG_IGN);
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    impl_->arm_signals();
+}
+
+Session::~Session() = default;
+
+AttemptExit Session::run(const AttemptSpec& spec, AttemptObserver& observer) {
+    int code = kExitNotFound;
+    auto exe = resolve_executable(spec.argv.at(0), &code);
+    if (!exe) throw Failure("cannot run the trainer", exe.error().message, code);
+
+    Impl& impl = *impl_;
+    Impl::Attempt attempt(impl.ctx);
+    TrainerSetup setup(spec.env);
+    boost::system::error_code ec;
+    auto process = bp::default_process_launcher()(
+        impl.ctx.get_executor(), ec, *exe, std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()),
+        bp::process_stdio{nullptr, attempt.out.pipe, attempt.err.pipe}, setup);
+    if (ec) {
+        int exec_code = ec.value() == ENOENT ? kExitNotFound : kExitNotExecutable;
+        throw Failure("cannot run the trainer", spec.argv[0] + ": " + ec.message(), exec_code);
+    }
+    attempt.pid = process.id();
+    ::setpgid(attempt.pid, attempt.pid);  // also here: no window in which a signal misses the group
+
+    impl.attempt = &attempt;
+    impl.observer = &observer;
+    impl.spec = &spec;
+    impl.tree = {attempt.pid};
+    observer.on_started(attempt.pid);
+    if (impl.received) {  // a signal arrived while we were launching
+        attempt.result.forwarded_signal = impl.received;
+        signal_processes(attempt.pid, impl.tree, *impl.received);
+        impl.start_stop();
+    }
+    impl.read(attempt.out);
+    impl.read(attempt.err);
+    impl.tick();
+    process.async_wait([&](const boost::system::error_code&, int) {
+        const int status = process.native_exit_code();  // the portable code hides whether it was a signal
+        attempt.exited = true;
+        attempt.tick.cancel();
+        attempt.grace.cancel();
+        if (WIFSIGNALED(status)) {
+            attempt.result.term_signal = WTERMSIG(status);
+            attempt.result.exit_code = 128 + WTERMSIG(status);
+        } else {
+            attempt.result.exit_code = WEXITSTATUS(status);
+        }
+        impl.clean_up_after_leader();
+    });
+    while (!attempt.done()) impl.ctx.run_one();
+    attempt.linger.cancel();
+    impl.ctx.poll();  // let cancelled handlers finish while `attempt` is alive
+    impl.attempt = nullptr;
+    impl.observer = nullptr;
+    impl.spec = nullptr;
+    impl.tree.clear();
+    return attempt.result;
+}
+
+void Session::request_stop(std::string reason) {
+    Impl& impl = *impl_;
+    if (!impl.attempt || impl.attempt->exited || impl.attempt->stopping) return;
+    impl.attempt->result.stopped_on_request = true;
+    impl.attempt->result.stop_reason = std::move(reason);
+    signal_processes(impl.attempt->pid, impl.tree, SIGTERM);
+    impl.start_stop();
+}
+
+const std::vector<pid_t>& Session::tree() const { return impl_->tree; }
+
+std::optional<int> Session::received_signal() {
+    impl_->ctx.poll();
+    return impl_->received;
+}
+
+void Session::sleep(double seconds) {
+    asio::steady_timer timer(impl_->ctx, millis(seconds));
+    bool done = false;
+    timer.async_wait([&](const boost::system::error_code&) { done = true; });
+    while (!done && !impl_->received) impl_->ctx.run_one();
+    timer.cancel();
+    impl_->ctx.poll();
+}
+
+}  // namespace sg

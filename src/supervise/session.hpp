@@ -1,0 +1,74 @@
+#pragma once
+// Running one trainer attempt on one event loop: spawn it in its own process group, pump its
+// output, tick a sampler, forward signals, and stop its whole tree in stages.
+// Boost.Process and Boost.Asio stay behind this header.
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sg {
+
+enum class Stream { out, err };
+
+struct AttemptSpec {
+    std::vector<std::string> argv;
+    std::vector<std::pair<std::string, std::string>> env;  // set on top of sparkguard's environment
+    double grace_seconds = 30;   // SIGTERM → SIGKILL
+    double tick_seconds = 1;     // how often AttemptObserver::on_tick runs
+};
+
+struct AttemptExit {
+    int exit_code = 0;                    // the trainer's code, or 128+N when signal N killed it
+    std::optional<int> term_signal;       // N when a signal killed it
+    std::optional<int> forwarded_signal;  // a signal sparkguard received and passed on
+    bool stopped_on_request = false;      // request_stop() was called
+    std::string stop_reason;
+};
+
+// Called on the event loop; keep the work small (on_line runs for every line of output).
+class AttemptObserver {
+public:
+    virtual ~AttemptObserver() = default;
+    virtual void on_started(pid_t pid) = 0;
+    virtual void on_line(Stream stream, std::string_view line, bool complete) = 0;
+    virtual void on_output_chunk_done() = 0;  // a read's lines are all delivered: a time to flush
+    virtual void on_tick() = 0;
+};
+
+class Session {
+public:
+    // Catches SIGINT, SIGTERM and SIGHUP for the whole run, makes sparkguard a child subreaper
+    // (orphaned grandchildren stay findable) and ignores SIGPIPE (a closed stdout loses no log).
+    Session();
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Runs an attempt until its whole process tree is gone and its output drained.
+    // Throws Failure with exit code 127/126 when the command cannot be found/executed.
+    AttemptExit run(const AttemptSpec& spec, AttemptObserver& observer);
+
+    // From an observer callback: stop the running attempt's tree (SIGTERM, grace, SIGKILL).
+    void request_stop(std::string reason);
+
+    // The pids of the running attempt's tree as last seen (refreshed every tick).
+    const std::vector<pid_t>& tree() const;
+
+    // A SIGINT/SIGTERM/SIGHUP received so far (during or between attempts).
+    std::optional<int> received_signal();
+
+    // Waits `seconds` while still noticing signals; returns early when one arrives.
+    void sleep(double seconds);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sg

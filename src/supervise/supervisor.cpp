@@ -1,0 +1,518 @@
+#include "supervise/supervisor.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "ladder/checkpoints.hpp"
+#include "ladder/knobs.hpp"
+#include "ladder/prequantized.hpp"
+#include "ladder/trainer_profile.hpp"
+#include "oom/classifier.hpp"
+#include "oom/kernel_watch.hpp"
+#include "report/event_log.hpp"
+#include "report/run_dir.hpp"
+#include "report/run_report.hpp"
+#include "report/train_log.hpp"
+#include "supervise/executable.hpp"
+#include "supervise/process_tree.hpp"
+#include "supervise/session.hpp"
+#include "telemetry/meminfo.hpp"
+#include "telemetry/step_tracker.hpp"
+#include "util/clock.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/log.hpp"
+#include "util/strings.hpp"
+
+namespace sg {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kPressureFraction = 0.05;  // MemAvailable under 5% of the pool is memory pressure
+
+std::string signal_name(int sig) {
+    switch (sig) {
+        case SIGINT: return "SIGINT";
+        case SIGTERM: return "SIGTERM";
+        case SIGHUP: return "SIGHUP";
+        case SIGKILL: return "SIGKILL";
+        default: return "signal " + std::to_string(sig);
+    }
+}
+
+std::string describe(const TrainConfig& c) {
+    std::vector<std::string> parts;
+    if (c.batch_size) parts.push_back("batch " + std::to_string(*c.batch_size));
+    if (c.grad_accum) parts.push_back("grad_accum " + std::to_string(*c.grad_accum));
+    if (c.seq_len) parts.push_back("seq_len " + std::to_string(*c.seq_len));
+    if (c.method != Method::unknown) parts.push_back(std::string(to_string(c.method)));
+    if (c.drop_caches) parts.push_back("caches dropped");
+    return parts.empty() ? "the command as given" : join(parts, ", ");
+}
+
+std::string why_no_drop_caches() {
+    if (::geteuid() != 0) return "not root: cannot write /proc/sys/vm/drop_caches";
+    if (::access("/proc/sys/vm/drop_caches", W_OK) != 0) return "/proc/sys/vm/drop_caches is not writable here (a container?)";
+    return "";
+}
+
+// sync, then 3 into drop_caches: page cache and slab go back to the pool.
+Status drop_caches() {
+    ::sync();
+    int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return make_error("/proc/sys/vm/drop_caches: " + errno_text(errno));
+    bool ok = ::write(fd, "3\n", 2) == 2;
+    int saved = errno;
+    ::close(fd);
+    if (!ok) return make_error("/proc/sys/vm/drop_caches: " + errno_text(saved));
+    return Ok{};
+}
+
+TrainConfig starting_config(const RunOptions& o, const CommandKnobs& knobs) {
+    TrainConfig c = knobs.config;
+    if (o.batch_size) c.batch_size = o.batch_size;
+    if (o.grad_accum) c.grad_accum = o.grad_accum;
+    if (o.seq_len) c.seq_len = o.seq_len;
+    if (o.method) c.method = *o.method;
+    if (o.model) c.model = o.model;
+    return c;
+}
+
+struct MemorySample {
+    double total = 0;
+    double available = 0;
+    double tree_rss = 0;
+};
+
+class Supervisor final : public AttemptObserver {
+public:
+    Supervisor(RunOptions options, RunDir dir, TrainerProfile profile)
+        : options_(std::move(options)), dir_(std::move(dir)), profile_(std::move(profile)),
+          knobs_(read_command_knobs(profile_, options_.command)), config_(starting_config(options_, knobs_)),
+          ladder_(options_.ladder), log_(dir_.train_log()), events_(dir_.events()) {
+        report_.profile = profile_.name;
+        report_.command = options_.command;
+        report_.started = rfc3339_now();
+    }
+
+    // For --resume-run: the state a killed sparkguard left behind.
+    void restore(const json& state, RunReport report) {
+        config_ = train_config_from_json(state.at("config"));
+        ladder_ = Ladder(options_.ladder, state.at("ladder_position").get<size_t>());
+        if (state.contains("pending_rung") && state["pending_rung"].is_string())
+            pending_rung_ = parse_rung(state["pending_rung"].get<std::string>());
+        report_ = std::move(report);
+        for (auto& attempt : report_.attempts)
+            if (attempt.outcome == "running") {
+                attempt.outcome = "interrupted";
+                attempt.notes.push_back("sparkguard was killed during this attempt; resumed with --resume-run");
+            }
+        report_.outcome = "running";
+        report_.exit_code.reset();
+        events_.write("resume-run", {{"attempts_so_far", report_.attempts.size()}, {"config", to_json(config_)}});
+        log_.line("sparkguard", "resuming the run after sparkguard was stopped; next: " + describe(config_));
+    }
+
+    // Renders attempt 1 once, so a bad command fails before anything runs.
+    void validate() const { render_command(profile_, options_.command, {config_, std::nullopt, options_.output_dir}); }
+
+    int run() {
+        while (true) {
+            if (auto sig = session_.received_signal()) return finish("interrupted", 128 + *sig, "stopped by " + signal_name(*sig) + " before the next launch");
+            if (static_cast<int>(report_.attempts.size()) >= options_.max_attempts)
+                return finish("oom-exhausted", kExitOomExhausted,
+                              "still out of memory after " + std::to_string(options_.max_attempts) + " attempts (--max-attempts)");
+            AttemptRecord& record = begin_attempt();
+            AttemptExit exit;
+            try {
+                exit = session_.run(spec_, *this);
+            } catch (const Failure& e) {
+                record.outcome = "failed";
+                record.exit_code = e.exit_code();
+                record.ended = rfc3339_now();
+                finish("failed", e.exit_code(), e.what());
+                throw;
+            }
+            log_.flush();
+            if (int code = end_attempt(record, exit); code >= 0) return code;
+        }
+    }
+
+    void on_started(pid_t pid) override {
+        watch_.emplace(oom::KernelWatch::start(pid));
+        seen_pids_ = {pid};
+        events_.write("launch", {{"attempt", report_.attempts.size()}, {"pid", pid}, {"argv", spec_.argv},
+                                 {"config", to_json(config_)}});
+    }
+
+    void on_line(Stream stream, std::string_view line, bool complete) override {
+        log_.line(stream == Stream::out ? (complete ? "stdout" : "stdout+") : (complete ? "stderr" : "stderr+"), line);
+        steps_->feed(line, monotonic_seconds());
+        if (auto step = steps_->last_step()) classifier_->mark_step(*step);
+        else if (steps_->training_started()) classifier_->mark_training_started();
+        classifier_->feed(line);
+    }
+
+    void on_output_chunk_done() override { log_.flush(); }
+
+    void on_tick() override {
+        for (pid_t pid : session_.tree()) seen_pids_.insert(pid);
+        if (watch_) watch_->poll();
+        MemorySample sample;
+        if (auto mem = read_meminfo()) {
+            sample.total = mem->total;
+            sample.available = mem->available;
+        }
+        for (pid_t pid : session_.tree()) sample.tree_rss += rss_bytes(pid);
+        peak_used_ = std::max(peak_used_, sample.total - sample.available);
+        peak_rss_ = std::max(peak_rss_, sample.tree_rss);
+        recent_.push_back(sample);
+        if (recent_.size() > 5) recent_.pop_front();
+    }
+
+private:
+    AttemptRecord& begin_attempt() {
+        AttemptRecord record;
+        record.n = static_cast<int>(report_.attempts.size()) + 1;
+        record.rung = pending_rung_;
+        record.skipped_rungs = std::move(pending_skips_);
+        pending_skips_.clear();
+        record.config = config_;
+        if (config_.drop_caches) {
+            auto dropped = drop_caches();
+            record.notes.push_back(dropped ? "page cache dropped before launch" : "drop caches failed: " + dropped.error().message);
+            events_.write("drop-caches", {{"attempt", record.n}, {"ok", bool(dropped)}});
+        }
+        std::optional<std::string> resume_from = find_resume_point(record);
+        LaunchCommand command = render_command(profile_, options_.command, {config_, resume_from, options_.output_dir});
+        command.env.emplace_back("SPARKGUARD_ATTEMPT", std::to_string(record.n));
+        command.env.emplace_back("SPARKGUARD_RUN_DIR", fs::absolute(dir_.path).string());
+        record.argv = command.argv;
+        record.env = command.env;
+        record.resumed_from = resume_from;
+        record.started = rfc3339_now();
+        spec_ = AttemptSpec{command.argv, command.env, options_.grace_seconds, options_.tick_seconds};
+
+        classifier_ = std::make_unique<oom::Classifier>();
+        steps_ = std::make_unique<telemetry::StepTracker>();
+        watch_.reset();
+        recent_.clear();
+        peak_used_ = peak_rss_ = 0;
+
+        std::string headline = "attempt " + std::to_string(record.n) +
+                               (record.rung ? " (rung " + std::string(to_string(*record.rung)) + ")" : "") + ": " +
+                               describe(config_) + (resume_from ? ", resuming from " + *resume_from : "");
+        spdlog::info("{}", headline);
+        log_.line("sparkguard", headline);
+        log_.flush();
+        report_.attempts.push_back(std::move(record));
+        save();
+        return report_.attempts.back();
+    }
+
+    std::optional<std::string> find_resume_point(AttemptRecord& record) {
+        if (record.n == 1) return std::nullopt;
+        if (!profile_.can_resume) {
+            record.notes.push_back(profile_.resume_note.empty() ? "the trainer cannot resume: restarting from step 0" : profile_.resume_note);
+            return std::nullopt;
+        }
+        const std::optional<std::string> output_dir = options_.output_dir ? options_.output_dir : knobs_.output_dir;
+        if (!output_dir) {
+            record.notes.push_back("no output directory known (give --output-dir): restarting from step 0");
+            return std::nullopt;
+        }
+        auto checkpoint = newest_complete_checkpoint(*output_dir, &record.notes);
+        if (!checkpoint) {
+            record.notes.push_back("no complete checkpoint in " + *output_dir + ": restarting from step 0");
+            return std::nullopt;
+        }
+        TrainerStateOverrides overrides{config_.batch_size, knobs_.save_steps, knobs_.logging_steps, knobs_.eval_steps};
+        auto changes = rewrite_trainer_state(checkpoint->path, overrides);
+        if (!changes) {
+            record.notes.push_back("could not update trainer_state.json: " + changes.error().message);
+        } else if (!changes->empty()) {
+            record.notes.push_back(checkpoint->path.string() + "/trainer_state.json: " + join(*changes, ", ") +
+                                   " (original kept as trainer_state.json.sparkguard-orig)");
+        }
+        events_.write("resume", {{"attempt", record.n}, {"checkpoint", checkpoint->path.string()}, {"step", checkpoint->step}});
+        return checkpoint->path.string();
+    }
+
+    oom::Verdict judge(const AttemptExit& exit) {
+        const oom::ExitStatus status = exit.term_signal ? oom::ExitStatus::killed(*exit.term_signal)
+                                                        : oom::ExitStatus::exited(exit.exit_code);
+        std::set<int> pids(seen_pids_.begin(), seen_pids_.end());
+        oom::KernelEvidence kernel = watch_ ? watch_->collect(pids) : oom::KernelEvidence{};
+        oom::Verdict verdict = classifier_->verdict(status, kernel);
+        if (!verdict.oom && status.sigkill() && under_memory_pressure()) {
+            verdict.oom = true;
+            verdict.kind = oom::Kind::sigkill_probable;
+            verdict.confidence = oom::Confidence::probable;
+            verdict.phase = classifier_->training_started() ? oom::Phase::train : oom::Phase::load;
+            verdict.reason = "killed by SIGKILL while the memory pool was nearly exhausted";
+        }
+        return verdict;
+    }
+
+    bool under_memory_pressure() const {
+        return std::any_of(recent_.begin(), recent_.end(), [](const MemorySample& s) {
+            return s.total > 0 && s.available < kPressureFraction * s.total;
+        });
+    }
+
+    // Returns the exit code when the run is over, -1 to go on with the next attempt.
+    int end_attempt(AttemptRecord& record, const AttemptExit& exit) {
+        record.ended = rfc3339_now();
+        record.exit_code = exit.exit_code;
+        record.last_step = steps_->last_step();
+        record.measured = {{"peak_pool_used_gb", peak_used_ / kGB}, {"peak_trainer_rss_gb", peak_rss_ / kGB}};
+        events_.write("exit", {{"attempt", record.n}, {"exit_code", exit.exit_code}, {"last_step", json(record.last_step ? json(*record.last_step) : json())}});
+
+        if (exit.forwarded_signal) {
+            record.outcome = "interrupted";
+            return finish("interrupted", 128 + *exit.forwarded_signal,
+                          "stopped by " + signal_name(*exit.forwarded_signal) + "; the trainer's tree was stopped");
+        }
+        if (exit.exit_code == 0 && !exit.term_signal) {
+            record.outcome = "succeeded";
+            return finish("succeeded", kExitOk, "succeeded on attempt " + std::to_string(record.n));
+        }
+        const oom::Verdict verdict = judge(exit);
+        if (!verdict.oom) {
+            record.outcome = "failed";
+            record.evidence = verdict.evidence.empty() ? std::nullopt : std::optional(verdict.evidence);
+            return finish("failed", exit.exit_code,
+                          "the trainer failed (exit " + std::to_string(exit.exit_code) + ") for a reason that is not OOM: " +
+                              (verdict.reason.empty() ? "see train.log" : verdict.reason));
+        }
+        record.outcome = "oom";
+        record.oom_kind = std::string(oom::kind_name(verdict.kind));
+        if (verdict.phase) record.phase = std::string(oom::phase_name(*verdict.phase));
+        if (verdict.confidence) record.confidence = std::string(oom::confidence_name(*verdict.confidence));
+        record.evidence = verdict.evidence;
+        events_.write("oom", {{"attempt", record.n}, {"kind", *record.oom_kind}, {"phase", record.phase ? json(*record.phase) : json()},
+                              {"evidence", verdict.evidence}, {"reason", verdict.reason}});
+        spdlog::warn("attempt {} ran out of memory ({}{}): {}", record.n, *record.oom_kind,
+                     record.phase ? ", during " + std::string(*record.phase == "load" ? "model load" : "training") : "",
+                     verdict.evidence.empty() ? verdict.reason : verdict.evidence);
+        return climb();
+    }
+
+    int climb() {
+        auto step = ladder_.next(config_, facts());
+        if (auto* exhausted = std::get_if<LadderExhausted>(&step)) {
+            report_.skipped_at_end = exhausted->skipped;
+            for (const auto& s : exhausted->skipped) log_skip(s);
+            return finish("oom-exhausted", kExitOomExhausted,
+                          "still out of memory after the last rung (" + describe(config_) +
+                              "). What is left: a smaller model, a lower LoRA rank or fewer target modules, "
+                              "8-bit optimizer states, CPU offload, or more machines (DDP/FSDP across two Sparks)");
+        }
+        auto& move = std::get<LadderMove>(step);
+        for (const auto& s : move.skipped) log_skip(s);
+        spdlog::info("next rung: {} ({})", to_string(move.rung), move.change);
+        events_.write("rung", {{"rung", to_string(move.rung)}, {"change", move.change}, {"config", to_json(move.config)}});
+        config_ = move.config;
+        pending_rung_ = move.rung;
+        pending_skips_ = move.skipped;
+        save();
+        return -1;
+    }
+
+    void log_skip(const SkippedRung& s) {
+        spdlog::info("skipping rung {}: {}", to_string(s.rung), s.why);
+        events_.write("skip", {{"rung", to_string(s.rung)}, {"why", s.why}});
+    }
+
+    LadderFacts facts() const {
+        LadderFacts f;
+        f.drop_caches_why_not = why_no_drop_caches();
+        f.can_drop_caches = f.drop_caches_why_not.empty();
+        f.profile_name = profile_.name;
+        f.has_seq_knob = knob_reaches_trainer(profile_, Knob::seq_len, options_.command);
+        f.has_batch_knob = knob_reaches_trainer(profile_, Knob::batch_size, options_.command);
+        f.has_grad_accum_knob = knob_reaches_trainer(profile_, Knob::grad_accum, options_.command);
+        if (config_.model) {
+            f.model_prequantized = is_prequantized(*config_.model);
+            f.bf16_model = options_.bf16_model ? options_.bf16_model : known_bf16_original(*config_.model);
+        }
+        return f;
+    }
+
+    int finish(const std::string& outcome, int exit_code, const std::string& summary) {
+        report_.outcome = outcome;
+        report_.exit_code = exit_code;
+        report_.summary = summary;
+        report_.ended = rfc3339_now();
+        report_.final_config = config_;
+        LaunchCommand final_command = render_command(profile_, options_.command, {config_, std::nullopt, options_.output_dir});
+        report_.reproduce = reproduce_line(final_command.argv, final_command.env);
+        events_.write("end", {{"outcome", outcome}, {"exit_code", exit_code}, {"summary", summary}});
+        log_.line("sparkguard", outcome + ": " + summary);
+        log_.flush();
+        save();
+        if (outcome == "succeeded")
+            spdlog::info("{}; report: {}", summary, dir_.report().string());
+        else
+            spdlog::error("{}; report: {}", summary, dir_.report().string());
+        return exit_code;
+    }
+
+    // report.json for people; state.json for --resume-run. Both atomic.
+    void save() {
+        if (auto written = write_file_atomic(dir_.report(), to_json(report_).dump(2) + "\n"); !written)
+            spdlog::error("{}", written.error().message);
+        json state = {{"version", 1},
+                      {"options", to_json(options_)},
+                      {"profile", profile_.name},
+                      {"cwd", fs::current_path().string()},
+                      {"config", to_json(config_)},
+                      {"ladder_position", ladder_.position()},
+                      {"pending_rung", pending_rung_ ? json(to_string(*pending_rung_)) : json()}};
+        if (auto written = write_file_atomic(dir_.state(), state.dump(2) + "\n"); !written)
+            spdlog::error("{}", written.error().message);
+    }
+
+    RunOptions options_;
+    RunDir dir_;
+    TrainerProfile profile_;
+    CommandKnobs knobs_;
+    TrainConfig config_;
+    Ladder ladder_;
+    RunReport report_;
+    std::optional<Rung> pending_rung_;
+    std::vector<SkippedRung> pending_skips_;
+    Session session_;
+    TrainLog log_;
+    EventLog events_;
+    AttemptSpec spec_;
+
+    std::unique_ptr<oom::Classifier> classifier_;
+    std::unique_ptr<telemetry::StepTracker> steps_;
+    std::optional<oom::KernelWatch> watch_;
+    std::set<int> seen_pids_;
+    std::deque<MemorySample> recent_;
+    double peak_used_ = 0;
+    double peak_rss_ = 0;
+};
+
+TrainerProfile choose_profile(const RunOptions& options) {
+    if (options.profile) return find_trainer_profile(*options.profile);
+    return detect_trainer_profile(load_trainer_profiles(), options.command);
+}
+
+void check_executable(const std::vector<std::string>& command) {
+    int code = kExitNotFound;
+    if (auto exe = resolve_executable(command.at(0), &code); !exe) throw Failure("cannot run the trainer", exe.error().message, code);
+}
+
+}  // namespace
+
+json to_json(const RunOptions& o) {
+    std::vector<std::string> rungs;
+    for (Rung r : o.ladder.order) rungs.emplace_back(to_string(r));
+    auto opt = [](const auto& v) { return v ? json(*v) : json(); };
+    return {{"command", o.command},
+            {"profile", opt(o.profile)},
+            {"run_dir", o.run_dir ? json(o.run_dir->string()) : json()},
+            {"ladder", rungs},
+            {"min_seq", o.ladder.min_seq},
+            {"max_attempts", o.max_attempts},
+            {"grace_seconds", o.grace_seconds},
+            {"tick_seconds", o.tick_seconds},
+            {"batch_size", opt(o.batch_size)},
+            {"grad_accum", opt(o.grad_accum)},
+            {"seq_len", opt(o.seq_len)},
+            {"method", o.method ? json(to_string(*o.method)) : json()},
+            {"model", opt(o.model)},
+            {"output_dir", opt(o.output_dir)},
+            {"bf16_model", opt(o.bf16_model)}};
+}
+
+RunOptions run_options_from_json(const json& j) {
+    RunOptions o;
+    auto str = [&](const char* key) -> std::optional<std::string> {
+        return j.contains(key) && j[key].is_string() ? std::optional(j[key].get<std::string>()) : std::nullopt;
+    };
+    auto num = [&](const char* key) -> std::optional<long> {
+        return j.contains(key) && j[key].is_number_integer() ? std::optional(j[key].get<long>()) : std::nullopt;
+    };
+    o.command = j.at("command").get<std::vector<std::string>>();
+    o.profile = str("profile");
+    if (auto dir = str("run_dir")) o.run_dir = *dir;
+    o.ladder.order.clear();
+    for (const auto& r : j.at("ladder"))
+        if (auto rung = parse_rung(r.get<std::string>())) o.ladder.order.push_back(*rung);
+    o.ladder.min_seq = j.at("min_seq").get<long>();
+    o.max_attempts = j.at("max_attempts").get<int>();
+    o.grace_seconds = j.at("grace_seconds").get<double>();
+    o.tick_seconds = j.value("tick_seconds", 1.0);
+    o.batch_size = num("batch_size");
+    o.grad_accum = num("grad_accum");
+    o.seq_len = num("seq_len");
+    if (auto method = str("method")) o.method = parse_method(*method);
+    o.model = str("model");
+    o.output_dir = str("output_dir");
+    o.bf16_model = str("bf16_model");
+    return o;
+}
+
+int run_supervised(const RunOptions& options) {
+    if (options.command.empty()) throw UsageError("run", "no trainer command (sparkguard run [OPTIONS] -- COMMAND ...)");
+    TrainerProfile profile = choose_profile(options);
+    check_executable(options.command);
+    {
+        CommandKnobs knobs = read_command_knobs(profile, options.command);  // flags given twice fail here
+        render_command(profile, options.command, {starting_config(options, knobs), std::nullopt, options.output_dir});
+    }
+    RunDir dir = options.run_dir ? prepare_run_dir(*options.run_dir) : new_default_run_dir(options.command);
+    spdlog::info("run directory {} (trainer profile {})", dir.path.string(), profile.name);
+    Supervisor supervisor(options, dir, std::move(profile));
+    return supervisor.run();
+}
+
+int resume_supervised(const fs::path& run_dir) {
+    RunDir dir = prepare_run_dir(run_dir);
+    auto state_text = read_file(dir.state());
+    if (!state_text) throw UsageError("--resume-run " + run_dir.string(), "no state.json: " + state_text.error().message);
+    json state = json::parse(*state_text, nullptr, false);
+    if (state.is_discarded() || !state.is_object()) throw UsageError(dir.state().string(), "not valid JSON");
+    auto report_text = read_file(dir.report());
+    if (!report_text) throw UsageError("--resume-run " + run_dir.string(), report_text.error().message);
+    json report_json = json::parse(*report_text, nullptr, false);
+    if (report_json.is_discarded()) throw UsageError(dir.report().string(), "not valid JSON");
+    RunReport report = report_from_json(report_json);
+    if (report.outcome != "running" && report.outcome != "interrupted")
+        throw UsageError("--resume-run " + run_dir.string(), "this run already ended (" + report.outcome + "): nothing to resume");
+    RunOptions options;
+    try {
+        options = run_options_from_json(state.at("options"));
+    } catch (const json::exception& e) {
+        throw UsageError(dir.state().string(), e.what());
+    }
+    options.run_dir = dir.path;
+    if (auto cwd = state.value("cwd", ""); !cwd.empty() && cwd != fs::current_path().string()) {
+        std::error_code ec;
+        fs::current_path(cwd, ec);
+        if (ec) throw UsageError(dir.state().string(), "cannot return to the run's directory " + cwd + ": " + ec.message());
+    }
+    TrainerProfile profile = find_trainer_profile(state.at("profile").get<std::string>());
+    check_executable(options.command);
+    Supervisor supervisor(options, dir, std::move(profile));
+    supervisor.restore(state, std::move(report));
+    return supervisor.run();
+}
+
+}  // namespace sg

@@ -1,0 +1,43 @@
+#pragma once
+// `sparkguard run`: launch, watch, judge each death, walk the ladder, write the run directory.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ladder/ladder.hpp"
+#include "ladder/train_config.hpp"
+
+namespace sg {
+
+struct RunOptions {
+    std::vector<std::string> command;
+    std::optional<std::string> profile;            // trainer profile name; detected when absent
+    std::optional<std::filesystem::path> run_dir;  // default runs/<date>-<slug>/
+    LadderSettings ladder;
+    int max_attempts = 10;
+    double grace_seconds = 30;
+    double tick_seconds = 1;
+    // Starting values: they override the command and give placeholders their values.
+    std::optional<long> batch_size;
+    std::optional<long> grad_accum;
+    std::optional<long> seq_len;
+    std::optional<Method> method;
+    std::optional<std::string> model;
+    std::optional<std::string> output_dir;  // where checkpoints go, when the profile can't see it
+    std::optional<std::string> bf16_model;  // the bf16 original for a pre-quantised model
+};
+
+nlohmann::json to_json(const RunOptions& options);
+RunOptions run_options_from_json(const nlohmann::json& json);
+
+// Runs the whole ladder; returns sparkguard's exit code (DESIGN.md section 2).
+int run_supervised(const RunOptions& options);
+
+// Continues a run whose sparkguard was killed, from RUN_DIR/state.json.
+int resume_supervised(const std::filesystem::path& run_dir);
+
+}  // namespace sg
