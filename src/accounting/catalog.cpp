@@ -24,7 +24,9 @@ const std::initializer_list<std::string_view> kKeys = {
 
 std::string lower_key(std::string_view text) { return to_lower(trim(text)); }
 
-nlohmann::json to_json(const toml::table& entry) {
+}  // namespace
+
+nlohmann::json config_json_from_toml(const toml::table& entry) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [key, node] : entry) {
         const std::string k(key.str());
@@ -35,6 +37,8 @@ nlohmann::json to_json(const toml::table& entry) {
     }
     return out;
 }
+
+namespace {
 
 std::string required_string(const fs::path& file, const toml::table& entry, const toml::node& at, const char* key) {
     auto value = entry[key].value<std::string>();
@@ -51,7 +55,7 @@ CatalogEntry parse_entry(const fs::path& file, const toml::table& entry) {
         for (const auto& alias : *aliases)
             if (auto text = alias.value<std::string>()) out.aliases.push_back(lower_key(*text));
     out.extra_params = entry["extra_params"].value_or(0.0);
-    auto arch = architecture_from_hf_config(to_json(entry), where(file, entry) + " (model '" + out.name + "')");
+    auto arch = architecture_from_hf_config(config_json_from_toml(entry), where(file, entry) + " (model '" + out.name + "')");
     if (!arch) throw UsageError(arch.error().message);
     out.arch = *arch;
     return out;

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+#include <toml++/toml.h>
+
 #include "accounting/architecture.hpp"
 
 namespace sg::accounting {
@@ -27,6 +30,9 @@ struct Catalog {
     // Up to three names close to `reference` (edit distance or shared prefix), for "did you mean".
     std::vector<std::string> near_names(std::string_view reference) const;
 };
+
+// A TOML table of config.json keys as the JSON object architecture_from_hf_config reads.
+nlohmann::json config_json_from_toml(const toml::table& table);
 
 // Parses and validates a catalog file; errors (unknown keys, missing or bad fields, duplicate
 // names) throw UsageError naming FILE:LINE:COLUMN.
