@@ -177,7 +177,7 @@ Architecture generic_architecture(double params) {
         return a;
     };
     long long hidden = 512;
-    while (hidden < 65536 && total_params(shape(hidden + 128)) <= params) hidden += 128;
+    while (hidden < 65536 && total_params(shape(hidden + 64)) <= params) hidden += 64;
     return shape(hidden);
 }
 

@@ -43,11 +43,14 @@ double lora_params(const ModelShape& m, const Workload& w) {
     return per_block * d(m.arch.layers);
 }
 
-double largest_matrix(const Architecture& a) {
-    double largest = d(a.vocab) * d(a.hidden);
+// The largest single block weight: what 4-bit kernels dequantise at once.
+double largest_linear(const Architecture& a) {
+    double largest = 0;
     for (const auto& module : block_linears(a)) largest = std::max(largest, d(module.in) * d(module.out));
     return largest;
 }
+
+double largest_matrix(const Architecture& a) { return std::max(largest_linear(a), d(a.vocab) * d(a.hidden)); }
 
 // Adafactor keeps a row and a column vector per matrix instead of two full moments.
 double adafactor_bytes(const ModelShape& m, const Workload& w) {
@@ -146,7 +149,7 @@ Activations activation_bytes(const ModelShape& m, const Workload& w) {
     const double logits = logits_per_token(a, w) * tokens;
     const double block = block_saved_per_token(a, w) * tokens;
     const double backward = block_backward_per_token(a, w) * tokens +
-                            (w.method == Method::qlora ? 2 * c * largest_matrix(a) : 0);  // dequantised weight
+                            (w.method == Method::qlora ? 2 * c * largest_linear(a) : 0);  // dequantised weight
     if (w.grad_ckpt) {
         const double checkpoints = d(a.layers) * c * h * tokens;
         return {checkpoints + std::max(head + logits, block + backward), logits};
@@ -158,7 +161,7 @@ double load_peak_bytes(const ModelShape& m, const Workload& w, double weights, c
     const double checkpoint = m.checkpoint_bytes > 0 ? m.checkpoint_bytes : m.params * 2;
     const double shard = m.largest_shard_bytes > 0 ? m.largest_shard_bytes : std::min(kDefaultShardBytes, checkpoint);
     // Quantising at load copies each tensor to the device in bf16 first.
-    const double quantise = is_quantized(w.weight_dtype) && !m.prequantized ? 2 * largest_matrix(m.arch) : 0;
+    const double quantise = is_quantized(w.weight_dtype) && !m.prequantized ? 2 * largest_linear(m.arch) : 0;
     // On unified memory the mmap'd pages of the shard being read share the pool with the copy.
     const double mapped = t.unified ? shard : 0;
     return weights + quantise + mapped;

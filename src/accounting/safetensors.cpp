@@ -55,7 +55,13 @@ Result<TensorInfo> parse_tensor(const std::string& name, const json& entry, doub
 
 // Parameters a stored tensor stands for: packed 4-bit formats hold two values per byte
 // (bitsandbytes NF4 weights, MXFP4 "_blocks") or eight per int32 (GPTQ/AWQ "qweight").
+bool is_quantisation_constant(const std::string& name) {
+    return name.find(".weight.") != std::string::npos || ends_with(name, "_scales") || ends_with(name, ".scales") ||
+           ends_with(name, ".SCB") || ends_with(name, ".qzeros") || ends_with(name, ".g_idx");
+}
+
 double params_of(const TensorInfo& t, const std::set<std::string>& quant_state_owners) {
+    if (is_quantisation_constant(t.name)) return 0;
     if (is_float(t.dtype)) return t.elements;
     if (t.dtype == "U8" && (ends_with(t.name, "_blocks") || quant_state_owners.count(t.name))) return t.elements * 2;
     if (t.dtype == "I32" && ends_with(t.name, ".qweight")) return t.elements * 8;
