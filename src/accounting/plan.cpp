@@ -25,15 +25,13 @@ ModelInfo resolve(const PlanRequest& request) {
     throw UsageError("plan", "name a model (--model PATH|ORG/NAME|catalog name) or a size (--params 70B)");
 }
 
-void check_workload(const Workload& w, const ModelInfo& model) {
+void check_workload(const Workload& w) {
     if (w.batch < 1) throw UsageError("--batch", "must be at least 1");
     if (w.seq < 1) throw UsageError("--seq", "must be at least 1");
     if (w.grad_accum < 1) throw UsageError("--grad-accum", "must be at least 1");
     if (w.uses_lora() && w.lora_r < 1) throw UsageError("--lora-r", "must be at least 1");
     if (w.uses_lora() && w.lora_targets.empty()) throw UsageError("--lora-targets", "name at least one module");
     if (!(w.lora_dropout >= 0 && w.lora_dropout < 1)) throw UsageError("--lora-dropout", "must be in [0, 1)");
-    if (w.uses_lora() && model.shape.arch.is_moe() && model.shape.arch.gated_mlp == false)
-        throw UsageError("--model", "MoE models with an ungated MLP are not supported");
 }
 
 PlatformProfile choose_platform(const PlanRequest& request, const MachineState& machine,
@@ -161,7 +159,7 @@ Plan make_plan(const PlanRequest& request, const MachineState& machine) {
     plan.model = resolve(request);
     plan.assumptions = plan.model.notes;
     plan.workload = resolve_workload(request.workload, plan.assumptions);
-    check_workload(plan.workload, plan.model);
+    check_workload(plan.workload);
     plan.platform = choose_platform(request, machine, plan.assumptions);
     if (request.budget_gb) {
         if (!(*request.budget_gb > 0)) throw UsageError("--budget-gb", "must be positive");

@@ -19,6 +19,18 @@ PlanRequest request(const std::string& model, Method method, const std::string& 
 
 const MachineState kNoMachine{};
 
+// A DGX Spark's readings: /proc/meminfo in bytes and nvidia-smi's GB10 with [N/A] memory.
+MachineState spark_machine(double available, double free, double cached) {
+    MachineState spark;
+    spark.meminfo = sg::MemInfo{};
+    spark.meminfo->total = 128.5e9;
+    spark.meminfo->available = available;
+    spark.meminfo->free = free;
+    spark.meminfo->cached = cached;
+    spark.gpus.gpus.push_back({0, "NVIDIA GB10", {}, {}, {}, "12.1", "580.95.05"});
+    return spark;
+}
+
 }  // namespace
 
 TEST_CASE("DGX Spark anchors: 70B QLoRA about 40 GB, 70B bf16 LoRA does not fit", "[plan][anchors]") {
@@ -84,13 +96,7 @@ TEST_CASE("MoE activations follow the active experts, weights all of them", "[es
 
 TEST_CASE("the budget comes from the machine only when it is that machine", "[platform]") {
     const auto profiles = load_platforms();
-    MachineState spark;
-    spark.meminfo = sg::MemInfo{};
-    spark.meminfo->total = 128.5e9;
-    spark.meminfo->available = 100e9;
-    spark.meminfo->free = 40e9;
-    spark.meminfo->cached = 61e9;
-    spark.gpus.gpus.push_back({0, "NVIDIA GB10", {}, {}, {}, "12.1", "580.95.05"});
+    const MachineState spark = spark_machine(100e9, 40e9, 61e9);
     const PlatformProfile detected = detect_platform(profiles, spark);
     CHECK(detected.name == "dgx-spark");
     CHECK(compute_budget(detected, spark).budget_gb == Approx(94));
@@ -105,12 +111,7 @@ TEST_CASE("the budget comes from the machine only when it is that machine", "[pl
 }
 
 TEST_CASE("page cache inside the plan is a warning on unified memory", "[platform]") {
-    MachineState spark;
-    spark.meminfo = sg::MemInfo{};
-    spark.meminfo->total = 128.5e9;
-    spark.meminfo->available = 110e9;
-    spark.meminfo->free = 20e9;
-    spark.meminfo->cached = 90e9;
+    const MachineState spark = spark_machine(110e9, 20e9, 90e9);
     PlanRequest r = request("llama-3.1-8b", Method::lora, "dgx-spark");
     const Plan plan = make_plan(r, spark);
     REQUIRE_FALSE(plan.warnings.empty());
