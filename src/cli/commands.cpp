@@ -11,6 +11,7 @@ namespace sg::cli {
 namespace {
 
 const std::vector<Command> kCommands = {
+    {"plan", "estimate a workload's memory against the budget; --fit finds what fits", plan_main},
 };
 
 void print_usage(std::ostream& out) {

@@ -24,6 +24,11 @@ std::string where(const std::filesystem::path& path, const toml::node& node) {
 
 void reject_unknown_keys(const std::filesystem::path& path, const toml::table& table,
                          std::initializer_list<std::string_view> known, std::string_view context) {
+    reject_unknown_keys(path, table, std::span<const std::string_view>(known.begin(), known.size()), context);
+}
+
+void reject_unknown_keys(const std::filesystem::path& path, const toml::table& table,
+                         std::span<const std::string_view> known, std::string_view context) {
     for (const auto& [key, node] : table) {
         if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
         std::string why = "unknown key '" + std::string(key.str()) + "'";

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,8 @@ std::string where(const std::filesystem::path& path, const toml::node& node);
 // Rejects keys of `table` that are not in `known`, naming the first one with file:line:column.
 void reject_unknown_keys(const std::filesystem::path& path, const toml::table& table,
                          std::initializer_list<std::string_view> known, std::string_view context = {});
+// The same for a key list built at run time (from an option table, say).
+void reject_unknown_keys(const std::filesystem::path& path, const toml::table& table,
+                         std::span<const std::string_view> known, std::string_view context = {});
 
 }  // namespace sg

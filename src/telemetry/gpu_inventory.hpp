@@ -1,0 +1,38 @@
+#pragma once
+// A one-shot inventory of NVIDIA GPUs through nvidia-smi. Fields a driver reports as [N/A] or
+// [Not Supported] (GB10 reports no memory.total/used: its memory is the unified pool) are empty.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace sg {
+
+struct GpuInfo {
+    int index = 0;
+    std::string name;
+    std::optional<std::string> uuid;
+    std::optional<double> memory_total_mib;
+    std::optional<double> memory_used_mib;
+    std::optional<std::string> compute_cap;     // "12.1" on GB10
+    std::optional<std::string> driver_version;
+};
+
+struct GpuInventory {
+    std::vector<GpuInfo> gpus;
+    std::string problem;  // why the list is empty: nvidia-smi missing, driver not loaded, ...
+};
+
+// The --query-gpu fields parse_gpu_query expects, in order.
+const std::vector<std::string>& gpu_query_fields();
+
+// Parses `nvidia-smi --query-gpu=<gpu_query_fields> --format=csv,noheader,nounits` output.
+Result<std::vector<GpuInfo>> parse_gpu_query(std::string_view csv);
+
+// Runs nvidia-smi (from PATH) once; never throws: a missing tool or driver gives no GPUs and a problem.
+GpuInventory probe_gpus(double timeout_seconds = 10);
+
+}  // namespace sg

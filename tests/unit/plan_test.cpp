@@ -1,0 +1,160 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "accounting/plan.hpp"
+#include "util/errors.hpp"
+
+using namespace sg::accounting;
+
+namespace {
+
+PlanRequest request(const std::string& model, Method method, const std::string& platform) {
+    PlanRequest r;
+    r.model = model;
+    r.workload.method = method;
+    r.platform = platform;
+    return r;
+}
+
+const MachineState kNoMachine{};
+
+// A DGX Spark's readings: /proc/meminfo in bytes and nvidia-smi's GB10 with [N/A] memory.
+MachineState spark_machine(double available, double free, double cached) {
+    MachineState spark;
+    spark.meminfo = sg::MemInfo{};
+    spark.meminfo->total = 128.5e9;
+    spark.meminfo->available = available;
+    spark.meminfo->free = free;
+    spark.meminfo->cached = cached;
+    spark.gpus.gpus.push_back({0, "NVIDIA GB10", {}, {}, {}, "12.1", "580.95.05"});
+    return spark;
+}
+
+}  // namespace
+
+TEST_CASE("DGX Spark anchors: 70B QLoRA about 40 GB, 70B bf16 LoRA does not fit", "[plan][anchors]") {
+    PlanRequest qlora = request("llama-3.3-70b", Method::qlora, "dgx-spark");
+    qlora.workload.loss = LossKind::fused;  // Unsloth, the Spark QLoRA recipe
+    const Plan q = make_plan(qlora, kNoMachine);
+    CHECK(q.verdict == Verdict::fits);
+    CHECK(q.estimate.weights_gb == Approx(39.5).margin(1.0));
+    REQUIRE(q.anchor.anchor);
+    CHECK(q.anchor.anchor->name == "spark-70b-qlora");
+    // Live tensors; the anchor's settings are not published, so the check is loose.
+    CHECK(q.estimate.tensors_peak_gb == Approx(40).epsilon(0.2));
+    const Plan bf16 = make_plan(request("llama-3.3-70b", Method::lora, "dgx-spark"), kNoMachine);
+    CHECK(bf16.verdict == Verdict::does_not_fit);
+    CHECK(bf16.bf16_weights_exceed_budget());
+    CHECK(bf16.anchor.anchor->name == "spark-70b-bf16-lora");
+}
+
+TEST_CASE("DGX Spark anchors: 27B LoRA at packing 1024 and 9B full with 8-bit AdamW fit", "[plan][anchors]") {
+    PlanRequest lora27 = request("gemma-3-27b", Method::lora, "dgx-spark");
+    lora27.workload.seq = 1024;
+    CHECK(make_plan(lora27, kNoMachine).verdict == Verdict::fits);
+    PlanRequest full9 = request("gemma-2-9b", Method::full, "dgx-spark");
+    full9.workload.optimizer = Optimizer::adamw_8bit;
+    const Plan plan = make_plan(full9, kNoMachine);
+    CHECK(plan.verdict == Verdict::fits);
+    CHECK(plan.anchor.anchor->name == "spark-9b-full");
+    full9.workload.optimizer = Optimizer::adamw;  // fp32 states and master weights: 16 B/param
+    CHECK(make_plan(full9, kNoMachine).verdict == Verdict::does_not_fit);
+}
+
+TEST_CASE("each term follows the workload knob it depends on", "[estimator]") {
+    PlanRequest r = request("llama-3.1-8b", Method::lora, "gpu-80gb");
+    const Plan base = make_plan(r, kNoMachine);
+    auto with = [&](auto change) {
+        Workload w = base.workload;
+        change(w);
+        return replan(base, w).estimate;
+    };
+    const Estimate e = base.estimate;
+    CHECK(e.weights_gb == Approx(16.06).margin(0.05));
+    CHECK(e.adapter_gb == Approx(e.trainable_params * 4 / 1e9));
+    CHECK(e.optimizer_gb == Approx(e.trainable_params * 8 / 1e9));
+    CHECK(with([](Workload& w) { w.seq = 4096; }).activations_gb == Approx(2 * e.activations_gb).epsilon(0.05));
+    CHECK(with([](Workload& w) { w.loss = LossKind::fused; }).logits_gb == 0);
+    CHECK(with([](Workload& w) { w.flash_attn = false; w.grad_ckpt = false; }).activations_gb >
+          with([](Workload& w) { w.grad_ckpt = false; }).activations_gb + 10);
+    CHECK(with([](Workload& w) { w.grad_ckpt = false; }).activations_gb > 3 * e.activations_gb);
+    CHECK(with([](Workload& w) { w.lora_r = 64; }).adapter_gb == Approx(4 * e.adapter_gb));
+    CHECK(with([](Workload& w) { w.weight_dtype = DType::nf4; w.method = Method::qlora; }).weights_gb < 6.5);
+    const Estimate full = with([](Workload& w) { w.method = Method::full; w.optimizer = Optimizer::adamw_bf16; });
+    CHECK(full.gradients_gb == Approx(e.weights_gb));
+    CHECK(full.optimizer_gb == Approx(2 * e.weights_gb));
+    CHECK(full.step_transient_gb == Approx(e.weights_gb));
+}
+
+TEST_CASE("MoE activations follow the active experts, weights all of them", "[estimator]") {
+    const Plan moe = make_plan(request("qwen3-30b-a3b", Method::lora, "gpu-80gb"), kNoMachine);
+    const Plan dense = make_plan(request("qwen3-4b", Method::lora, "gpu-80gb"), kNoMachine);
+    CHECK(moe.estimate.weights_gb > 55);
+    CHECK(moe.estimate.activations_gb < 2 * dense.estimate.activations_gb);
+}
+
+TEST_CASE("the budget comes from the machine only when it is that machine", "[platform]") {
+    const auto profiles = load_platforms();
+    const MachineState spark = spark_machine(100e9, 40e9, 61e9);
+    const PlatformProfile detected = detect_platform(profiles, spark);
+    CHECK(detected.name == "dgx-spark");
+    CHECK(compute_budget(detected, spark).budget_gb == Approx(94));
+    MachineState card;
+    card.gpus.gpus.push_back({0, "NVIDIA GeForce RTX 4090", {}, 24564.0, 1024.0, "8.9", "550"});
+    const PlatformProfile gpu24 = detect_platform(profiles, card);
+    CHECK(gpu24.name == "gpu-24gb");
+    CHECK(compute_budget(gpu24, card).budget_gb == Approx(25.757 - 1.074 - 0.5).margin(0.01));
+    CHECK(compute_budget(find_platform(profiles, "gpu-80gb"), card).budget_gb == Approx(79.5));
+    CHECK(compute_budget(find_platform(profiles, "dgx-spark"), MachineState{}).budget_gb == Approx(122));
+    CHECK_THROWS_AS(find_platform(profiles, "tpu"), sg::UsageError);
+}
+
+TEST_CASE("page cache inside the plan is a warning on unified memory", "[platform]") {
+    const MachineState spark = spark_machine(110e9, 20e9, 90e9);
+    PlanRequest r = request("llama-3.1-8b", Method::lora, "dgx-spark");
+    const Plan plan = make_plan(r, spark);
+    REQUIRE_FALSE(plan.warnings.empty());
+    CHECK_THAT(plan.warnings.front(), Catch::Contains("page cache") && Catch::Contains("drop_caches"));
+}
+
+TEST_CASE("fit search: longest packing first, then batch with accumulation", "[plan][fit]") {
+    PlanRequest r = request("llama-3.1-8b", Method::lora, "gpu-24gb");
+    r.workload.batch = 8;
+    r.workload.seq = 8192;
+    const Plan plan = make_plan(r, kNoMachine);
+    CHECK(plan.verdict == Verdict::does_not_fit);
+    const FitResult fit = fit_search(plan, 8192);
+    REQUIRE(fit.found);
+    CHECK(fit.seq % 64 == 0);
+    CHECK(fit.plan.verdict == Verdict::fits);
+    CHECK(fit.batch * fit.grad_accum >= 8);
+    Workload longer = fit.plan.workload;
+    longer.seq += 64;
+    longer.batch = 1;
+    CHECK(replan(plan, longer).verdict != Verdict::fits);
+    PlanRequest huge = request("llama-3.1-405b", Method::lora, "gpu-24gb");
+    CHECK_FALSE(fit_search(make_plan(huge, kNoMachine), 2048).found);
+}
+
+TEST_CASE("bad requests are usage errors", "[plan]") {
+    PlanRequest none;
+    CHECK_THROWS_AS(make_plan(none, kNoMachine), sg::UsageError);
+    PlanRequest contradiction = request("llama-3.1-8b", Method::qlora, "gpu-24gb");
+    contradiction.workload.weight_dtype = DType::bf16;
+    CHECK_THROWS_AS(make_plan(contradiction, kNoMachine), sg::UsageError);
+    PlanRequest unknown = request("llama-3.1-7b", Method::lora, "gpu-24gb");
+    CHECK_THROWS_WITH(make_plan(unknown, kNoMachine), Catch::Contains("did you mean llama-3.1-"));
+    PlanRequest zero = request("llama-3.1-8b", Method::lora, "gpu-24gb");
+    zero.workload.batch = 0;
+    CHECK_THROWS_AS(make_plan(zero, kNoMachine), sg::UsageError);
+}
+
+TEST_CASE("to_json carries every key the run and preflight commands read", "[plan]") {
+    const auto json = to_json(make_plan(request("qwen2.5-7b", Method::qlora, "gpu-24gb"), kNoMachine));
+    for (const char* key : {"params_b", "weights_gb", "optimizer_gb", "gradients_gb", "activations_gb", "adapter_gb",
+                            "overhead_gb", "train_peak_gb", "load_peak_gb", "peak_gb", "budget_gb", "headroom_gb",
+                            "verdict", "nearest_anchor", "assumptions"})
+        CHECK(json.contains(key));
+    CHECK(json["verdict"] == "fits");
+}
