@@ -11,6 +11,7 @@ namespace sg::cli {
 namespace {
 
 const std::vector<Command> kCommands = {
+    {"diagnose", "classify a finished run's log: out of memory, of which kind, or not", diagnose_main},
 };
 
 void print_usage(std::ostream& out) {
