@@ -12,6 +12,7 @@ namespace {
 
 const std::vector<Command> kCommands = {
     {"plan", "estimate a workload's memory against the budget; --fit finds what fits", plan_main},
+    {"diagnose", "classify a finished run's log: out of memory, of which kind, or not", diagnose_main},
 };
 
 void print_usage(std::ostream& out) {

@@ -1,0 +1,436 @@
+#include "oom/classifier.hpp"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <csignal>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "util/printable.hpp"
+#include "util/strings.hpp"
+
+namespace sg::oom {
+namespace {
+
+constexpr std::array kKindNames = {
+    std::pair{Kind::none, "none"},
+    std::pair{Kind::cuda_allocator, "cuda-allocator"},
+    std::pair{Kind::cuda_runtime, "cuda-runtime"},
+    std::pair{Kind::cpu_allocator, "cpu-allocator"},
+    std::pair{Kind::cublas, "cublas"},
+    std::pair{Kind::cudnn, "cudnn"},
+    std::pair{Kind::bitsandbytes, "bitsandbytes"},
+    std::pair{Kind::nccl, "nccl"},
+    std::pair{Kind::xla, "xla"},
+    std::pair{Kind::hip, "hip"},
+    std::pair{Kind::mps, "mps"},
+    std::pair{Kind::dataloader_fork, "dataloader-fork"},
+    std::pair{Kind::enomem, "enomem"},
+    std::pair{Kind::python_memory_error, "python-memory-error"},
+    std::pair{Kind::kernel_oom_kill, "kernel-oom-kill"},
+    std::pair{Kind::cgroup_oom_kill, "cgroup-oom-kill"},
+    std::pair{Kind::sigkill_probable, "sigkill-probable"},
+    std::pair{Kind::memory_stall, "memory-stall"},
+};
+
+// Fixed strings one of which every line the rules care about contains; LiteralSet finds them
+// all in one pass, and lines with none (nearly all of them) cost nothing more.
+enum Anchor : int {
+    kEmory, kOfMemory, kAllocFailed, kIlled, kSigkill, kExitcode, kExit, kOomWhen,
+    kCancelled, kSigterm, kGotSignal, kFork, kKilledZh, kAnchorCount
+};
+const std::vector<std::string> kAnchorTexts = {
+    "emory", "OF_MEMORY", "ALLOC_FAILED", "illed", "SIGKILL", "exitcode", "exit", "OOM when",
+    "CANCELLED", "SIGTERM", "got signal", "fork", "\u6740\u6b7b",  // 杀死, in bash's zh_CN "已杀死"
+};
+constexpr uint64_t bit(Anchor anchor) { return uint64_t{1} << anchor; }
+
+constexpr size_t kHeadWindow = 16 * 1024;
+constexpr size_t kTailWindow = 1024;
+constexpr size_t kWrapMinColumns = 60;  // only lines this long can have been wrapped
+constexpr size_t kWrapSeam = 32;        // bytes either side of a line break searched for a split anchor
+constexpr size_t kWrapJoin = 400;       // bytes of each side joined to look for a wrapped message
+constexpr size_t kEvidenceBytes = 1000;
+constexpr int kSurvivalSteps = 2;
+constexpr long long kForkContextLines = 40;
+
+bool has(std::string_view text, std::string_view needle) {
+    return ::memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
+}
+
+constexpr std::string_view kExitWords[] = {" code", " status", "_code"};
+
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+// "except torch.cuda.OutOfMemoryError:" in a traceback's source excerpt is code, not an error.
+bool looks_like_code(std::string_view text) {
+    return has(text, "except ") || has(text, "isinstance(") || has(text, "import ");
+}
+
+bool cuda_allocator(std::string_view s) {
+    if (has(s, "CUDA out of memory")) return true;
+    return (has(s, "torch.cuda.OutOfMemoryError") || has(s, "torch.OutOfMemoryError")) && !looks_like_code(s);
+}
+
+bool cuda_runtime(std::string_view s) {
+    return has(s, "CUDA error: out of memory") || has(s, "cudaErrorMemoryAllocation") ||
+           has(s, "CUDA_ERROR_OUT_OF_MEMORY") || has(s, "cudaMalloc failed: out of memory");
+}
+
+bool xla(std::string_view s) {
+    return has(s, "RESOURCE_EXHAUSTED: Out of memory") || has(s, "Resource exhausted: Out of memory") ||
+           has(s, "Ran out of memory in memory space hbm") || has(s, "OOM when allocating");
+}
+
+bool cpu_allocator(std::string_view s) {
+    return has(s, "DefaultCPUAllocator: can't allocate memory") || has(s, "DefaultCPUAllocator: not enough memory");
+}
+
+// Python's MemoryError as the exception of a traceback's last line, or NumPy's variant.
+bool python_memory_error(std::string_view s) {
+    if (has(s, "MemoryError: Unable to allocate") || has(s, "_ArrayMemoryError")) return true;
+    const std::string_view t = trim(s);
+    for (size_t at = t.find("MemoryError"); at != std::string_view::npos; at = t.find("MemoryError", at + 1)) {
+        const bool starts = at == 0 || t[at - 1] == ' ' || t[at - 1] == ']';
+        const size_t end = at + std::strlen("MemoryError");
+        if (starts && (end == t.size() || t[end] == ':')) return true;
+    }
+    return false;
+}
+
+// A kernel OOM-killer line pasted into the log (dmesg appended by hand, a container's log).
+bool kernel_record(std::string_view s) {
+    return (has(s, "Killed process") || has(s, "Kill process")) &&
+           (has(s, "Out of memory") || has(s, "Memory cgroup out of memory"));
+}
+
+// "exitcode: -9" in torchrun's failure line and "exitcode  : -9 (pid: N)" in ChildFailedError.
+bool elastic_minus_nine(std::string_view s) {
+    for (size_t at = s.find("exitcode"); at != std::string_view::npos; at = s.find("exitcode", at + 1)) {
+        size_t i = at + std::strlen("exitcode");
+        while (i < s.size() && s[i] == ' ') ++i;
+        if (i >= s.size() || s[i] != ':') continue;
+        ++i;
+        while (i < s.size() && s[i] == ' ') ++i;
+        if (s.substr(i).starts_with("-9") && (i + 2 == s.size() || !is_digit(s[i + 2]))) return true;
+    }
+    return false;
+}
+
+// "exit code 137", "exit status -9", "exited with exit code 137".
+bool exit_number_is_sigkill(std::string_view s) {
+    if (!has(s, "137") && !has(s, "-9")) return false;
+    for (size_t at = s.find("exit"); at != std::string_view::npos; at = s.find("exit", at + 1)) {
+        std::string_view rest = s.substr(at + 4);
+        for (std::string_view filler : {"ed with", " exit"})
+            if (rest.starts_with(filler)) rest.remove_prefix(filler.size());
+        const auto word = std::find_if(std::begin(kExitWords), std::end(kExitWords),
+                                       [&](std::string_view w) { return rest.starts_with(w); });
+        if (word == std::end(kExitWords)) continue;
+        rest.remove_prefix(word->size());
+        rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" :=")));
+        for (std::string_view number : {"137", "-9"})
+            if (rest.starts_with(number) && (rest.size() == number.size() || !is_digit(rest[number.size()])))
+                return true;
+    }
+    return false;
+}
+
+// A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to a tqdm
+// bar ("...it/s]Killed"), bash's "line 3: 4242 Killed  python train.py", zsh's "zsh: killed  python".
+bool shell_killed(std::string_view s) {
+    const std::string_view t = trim(s);
+    if (t == "Killed" || t == "killed" || t.starts_with("Killed: 9") || t.ends_with("]Killed")) return true;
+    if (t.ends_with("\u5df2\u6740\u6b7b")) return true;
+    for (std::string_view word : {"Killed", "killed"}) {
+        for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
+            const size_t end = at + word.size();
+            if (at == 0 || t[at - 1] != ' ' || end >= t.size() || t[end] != ' ') continue;
+            const std::string_view before = trim(t.substr(0, at));
+            if (!before.empty() && (is_digit(before.back()) || before.ends_with("zsh:"))) return true;
+        }
+    }
+    return false;
+}
+
+bool sigkill_sign(std::string_view s, uint64_t found) {
+    if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL"))) return true;
+    if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
+    if ((found & bit(kExit)) && exit_number_is_sigkill(s)) return true;
+    if (found & bit(kIlled)) return has(s, "killed by signal: Killed") || shell_killed(s);
+    return (found & bit(kKilledZh)) && shell_killed(s);
+}
+
+bool termination(std::string_view s) {
+    return has(s, "CANCELLED AT") || has(s, "DUE TO TIME LIMIT") || has(s, "Signal 15 (SIGTERM) received") ||
+           has(s, "got signal: 15");
+}
+
+struct Rule {
+    uint64_t anchors;
+    Kind kind;
+    bool (*test)(std::string_view);
+};
+
+// Allocators' own messages, most specific first ("torch.OutOfMemoryError: HIP out of memory" is HIP).
+const std::array kMessageRules = {
+    Rule{bit(kEmory), Kind::hip, [](std::string_view s) {
+             return has(s, "HIP out of memory") || has(s, "hipErrorOutOfMemory") || has(s, "HIP_ERROR_OutOfMemory");
+         }},
+    Rule{bit(kEmory), Kind::mps, [](std::string_view s) { return has(s, "MPS backend out of memory"); }},
+    Rule{bit(kEmory), Kind::nccl, [](std::string_view s) {
+             return has(s, "out of memory'") && (has(s, "Cuda failure") || has(s, "NCCL"));
+         }},
+    Rule{bit(kEmory), Kind::cuda_allocator, cuda_allocator},
+    Rule{bit(kEmory) | bit(kOfMemory), Kind::cuda_runtime, cuda_runtime},
+    Rule{bit(kAllocFailed), Kind::cublas, [](std::string_view s) { return has(s, "CUBLAS_STATUS_ALLOC_FAILED"); }},
+    Rule{bit(kAllocFailed), Kind::cudnn, [](std::string_view s) { return has(s, "CUDNN_STATUS_ALLOC_FAILED"); }},
+    Rule{bit(kEmory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
+    Rule{bit(kEmory) | bit(kOomWhen), Kind::xla, xla},
+    Rule{bit(kEmory), Kind::cpu_allocator, cpu_allocator},
+    Rule{bit(kEmory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
+    Rule{bit(kEmory), Kind::python_memory_error, python_memory_error},
+};
+
+std::string evidence_text(std::string_view text) {
+    if (text.size() <= kEvidenceBytes) return printable(trim(text), kEvidenceBytes + 8);
+    return printable(text.substr(0, kEvidenceBytes / 2), kEvidenceBytes) + " … " +
+           printable(text.substr(text.size() - kEvidenceBytes / 2), kEvidenceBytes);
+}
+
+// The part of a long line the classifier examines.
+std::string bounded(std::string_view line) {
+    if (line.size() <= kHeadWindow + kTailWindow) return std::string(line);
+    return std::string(line.substr(0, kHeadWindow)) + "\n" + std::string(line.substr(line.size() - kTailWindow));
+}
+
+std::string signal_name(int signal) {
+    const char* abbrev = sigabbrev_np(signal);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
+
+Verdict oom_verdict(Kind kind, Confidence confidence, bool in_training, std::string evidence,
+                    std::optional<long long> line, std::string reason) {
+    Verdict v;
+    v.oom = true;
+    v.kind = kind;
+    v.confidence = confidence;
+    v.phase = in_training ? Phase::train : Phase::load;
+    v.evidence = std::move(evidence);
+    v.evidence_line = line;
+    v.reason = std::move(reason);
+    return v;
+}
+
+Verdict not_oom(std::string reason) {
+    Verdict v;
+    v.reason = std::move(reason);
+    return v;
+}
+
+std::string where(const Classifier::Evidence& e) {
+    return "at line " + std::to_string(e.line) + (e.in_training ? ", during training" : ", before training started");
+}
+
+std::string victim(const OomKillRecord& record) {
+    return "pid " + std::to_string(record.pid) + (record.comm.empty() ? "" : " (" + record.comm + ")");
+}
+
+}  // namespace
+
+std::string_view kind_name(Kind kind) {
+    for (const auto& [k, name] : kKindNames)
+        if (k == kind) return name;
+    return "none";
+}
+
+std::optional<Kind> kind_from_name(std::string_view name) {
+    for (const auto& [k, n] : kKindNames)
+        if (n == name) return k;
+    return std::nullopt;
+}
+
+std::string_view phase_name(Phase phase) { return phase == Phase::load ? "load" : "train"; }
+
+std::string_view confidence_name(Confidence confidence) {
+    return confidence == Confidence::certain ? "certain" : "probable";
+}
+
+ExitStatus ExitStatus::from_number(int number) {
+    if (number < 0) return killed(-number);
+    if (number > 128 && number <= 128 + 64) return killed(number - 128);
+    return exited(number);
+}
+
+ExitStatus ExitStatus::from_wait_status(int status) {
+    if (WIFSIGNALED(status)) return killed(WTERMSIG(status));
+    if (WIFEXITED(status)) return exited(WEXITSTATUS(status));
+    return unknown();
+}
+
+std::string ExitStatus::describe() const {
+    if (code) return "exit code " + std::to_string(*code);
+    if (signal) return "signal " + std::to_string(*signal) + " (" + signal_name(*signal) + ")";
+    return "unknown exit status";
+}
+
+void to_json(nlohmann::json& out, const Verdict& v) {
+    using nlohmann::json;
+    out = json{{"oom", v.oom},
+               {"kind", v.oom ? json(kind_name(v.kind)) : json(nullptr)},
+               {"phase", v.phase ? json(phase_name(*v.phase)) : json(nullptr)},
+               {"confidence", v.confidence ? json(confidence_name(*v.confidence)) : json(nullptr)},
+               {"evidence", v.evidence.empty() ? json(nullptr) : json(v.evidence)},
+               {"line", v.evidence_line ? json(*v.evidence_line) : json(nullptr)},
+               {"reason", v.reason}};
+}
+
+Classifier::Classifier() : anchors_(kAnchorTexts) {}
+
+void Classifier::mark_training_started() { training_ = true; }
+
+void Classifier::mark_step(long long step) {
+    training_ = true;
+    if (step_ == step) return;
+    step_ = step;
+    for (auto* evidence : {&message_, &sign_}) {
+        if (*evidence && ++(*evidence)->steps_after >= kSurvivalSteps) evidence->reset();
+    }
+}
+
+bool Classifier::feed(std::string_view line) {
+    ++lines_;
+    const std::string window = line.size() > kHeadWindow + kTailWindow ? bounded(line) : std::string();
+    const std::string_view text = window.empty() ? line : std::string_view(window);
+    const uint64_t found = anchors_.find(text);
+    if (found) note_context(found, text);
+    auto evidence = found ? match(text, found) : std::nullopt;
+    const bool decided = evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found);
+    remember_tail(text);
+    return decided;
+}
+
+// Keeps the first evidence of each strength; true when it is now the deciding one.
+bool Classifier::record(Evidence evidence, std::string_view shown) {
+    const bool is_message = evidence.strength == Strength::message;
+    auto& slot = is_message ? message_ : sign_;
+    if (slot) return false;
+    evidence.text = evidence_text(shown);
+    slot = std::move(evidence);
+    return is_message || !message_;
+}
+
+// A message that a terminal or rich wrapped across the line break ("CUDA out of mem" + "ory.",
+// "cudaMalloc fail" + "ed: out of memory"): tried when this line has an anchor it does not explain
+// by itself, or when an anchor straddles the break.
+bool Classifier::consider_wrapped(std::string_view line, uint64_t found) {
+    if (message_ || tail_.empty() || line.empty() || line.front() == ' ') return false;
+    const std::string_view tail = std::string_view(tail_).substr(tail_.size() - std::min(tail_.size(), kWrapSeam));
+    const std::string_view head = line.substr(0, kWrapSeam);
+    for (std::string_view glue : {"", " "}) {
+        if (!found && !straddles(tail, glue, head)) continue;
+        const std::string joined = tail_ + std::string(glue) + std::string(line.substr(0, kWrapJoin));
+        auto evidence = match(joined, anchors_.find(joined));
+        if (evidence && evidence->strength == Strength::message) return record(std::move(*evidence), joined);
+    }
+    return false;
+}
+
+bool Classifier::straddles(std::string_view tail, std::string_view glue, std::string_view head) const {
+    std::array<char, 2 * kWrapSeam + 1> buffer{};
+    char* end = std::copy(tail.begin(), tail.end(), buffer.data());
+    end = std::copy(glue.begin(), glue.end(), end);
+    end = std::copy(head.begin(), head.end(), end);
+    const uint64_t in_seam = anchors_.find(std::string_view(buffer.data(), static_cast<size_t>(end - buffer.data())));
+    return (in_seam & ~(anchors_.find(tail) | anchors_.find(head))) != 0;
+}
+
+void Classifier::remember_tail(std::string_view line) {
+    if (line.size() < kWrapMinColumns) {
+        tail_.clear();
+        return;
+    }
+    tail_.assign(line.substr(line.size() - std::min(line.size(), kWrapJoin)));
+}
+
+void Classifier::note_context(uint64_t found, std::string_view line) {
+    if ((found & bit(kFork)) && (has(line, "os.fork()") || has(line, "popen_fork") || has(line, "fork_exec"))) {
+        fork_context_until_ = lines_ + kForkContextLines;
+        // Workers' tracebacks interleave: the ENOMEM line may come before its fork() frame.
+        if (message_ && message_->kind == Kind::enomem && lines_ - message_->line <= kForkContextLines)
+            message_->kind = Kind::dataloader_fork;
+    }
+    if ((found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal))) && termination(line)) termination_seen_ = true;
+}
+
+std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uint64_t found) const {
+    Evidence e;
+    e.line = lines_;
+    e.in_training = training_;
+    for (const auto& rule : kMessageRules) {
+        if (!(found & rule.anchors) || !rule.test(text)) continue;
+        e.kind = rule.kind;
+        e.strength = Strength::message;
+        if (e.kind == Kind::enomem && (lines_ <= fork_context_until_ || has(text, "DataLoader") || has(text, "/torch_")))
+            e.kind = Kind::dataloader_fork;
+        return e;
+    }
+    if ((found & bit(kEmory)) && kernel_record(text)) {
+        e.kind = has(text, "Memory cgroup") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
+        return e;
+    }
+    if (sigkill_sign(text, found)) {
+        e.kind = Kind::sigkill_probable;
+        return e;
+    }
+    return std::nullopt;
+}
+
+Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel) const {
+    if (exit.succeeded()) return not_oom("the trainer exited with code 0");
+    if (message_)
+        return oom_verdict(message_->kind, Confidence::certain, message_->in_training, message_->text, message_->line,
+                           "the trainer printed an out-of-memory message " + where(*message_));
+    if (!exit.sigkill() && !sign_)
+        return not_oom("no out-of-memory message in " + std::to_string(lines_) + " lines of output and " +
+                       exit.describe() + " is not a SIGKILL");
+    const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
+    if (!kernel.trainer_kills.empty()) {
+        const auto& record = kernel.trainer_kills.front();
+        return oom_verdict(record.memcg ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill, Confidence::certain, training_,
+                           record.text, std::nullopt, killed + " and the kernel's OOM killer killed " + victim(record));
+    }
+    if (kernel.cgroup_oom_kills.value_or(0) > 0)
+        return oom_verdict(Kind::cgroup_oom_kill, Confidence::certain, training_,
+                           kernel.cgroup_counter + ": oom_kill +" + std::to_string(*kernel.cgroup_oom_kills), std::nullopt,
+                           killed + " and its cgroup's oom_kill counter moved");
+    if (termination_seen_)
+        return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
+    if (!kernel.other_kills.empty()) {
+        const auto& record = kernel.other_kills.front();
+        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, training_, record.text, std::nullopt,
+                           killed + " while the kernel's OOM killer killed " + victim(record) +
+                               ", a process not known to be the trainer's");
+    }
+    if (kernel.system_oom_kills.value_or(0) > 0)
+        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, training_,
+                           "/proc/vmstat: oom_kill +" + std::to_string(*kernel.system_oom_kills), std::nullopt,
+                           killed + " while the machine's OOM-kill counter moved");
+    if (kernel.could_have_seen_a_kill())
+        return not_oom(killed + ", but the kernel recorded no OOM kill while the trainer ran");
+    const std::string unread = kernel.unavailable.empty() ? "no kernel evidence was read"
+                                                          : "no kernel evidence could be read (" +
+                                                                join(kernel.unavailable, "; ") + ")";
+    if (sign_)
+        return oom_verdict(sign_->kind, Confidence::probable, sign_->in_training, sign_->text, sign_->line,
+                           killed + " (" + where(*sign_) + ") and " + unread +
+                               ": the kernel's OOM killer is the probable cause");
+    return oom_verdict(Kind::sigkill_probable, Confidence::probable, training_, "", std::nullopt,
+                       killed + " with no message and " + unread + ": the kernel's OOM killer is the probable cause");
+}
+
+}  // namespace sg::oom

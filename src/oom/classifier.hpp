@@ -1,0 +1,135 @@
+#pragma once
+// Knowing it was OOM (DESIGN.md section 5): a streaming classifier over the trainer's output,
+// decided at death together with the exit status and the kernel's evidence. Pure core: it is
+// fed lines and values, never touches a process or a file.
+//
+// Use (run and diagnose alike):
+//   Classifier classifier;
+//   for each output line of every stream, split on '\n' and '\r', as it arrives:
+//       tracker.feed(line);                                   // telemetry/step_tracker.hpp
+//       if (tracker.last_step()) classifier.mark_step(*tracker.last_step());
+//       else if (tracker.training_started()) classifier.mark_training_started();
+//       classifier.feed(line);
+//   Verdict v = classifier.verdict(ExitStatus::from_wait_status(status), watch.collect(pids));
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "oom/kernel_evidence.hpp"
+#include "util/literal_set.hpp"
+
+namespace sg::oom {
+
+// Kinds of OOM. The names (kind_name) are stable: report.json, events.jsonl and the ladder use them.
+enum class Kind {
+    none,
+    cuda_allocator,       // PyTorch's CUDA caching allocator: "CUDA out of memory. Tried to allocate"
+    cuda_runtime,         // the CUDA runtime itself: "CUDA error: out of memory", cudaErrorMemoryAllocation
+    cpu_allocator,        // PyTorch's host allocator: "DefaultCPUAllocator: can't allocate memory"
+    cublas,               // CUBLAS_STATUS_ALLOC_FAILED
+    cudnn,                // CUDNN_STATUS_ALLOC_FAILED
+    bitsandbytes,         // "Error out of memory at line N in file .../pythonInterface.c"
+    nccl,                 // NCCL's "Cuda failure 'out of memory'"
+    xla,                  // XLA/JAX/TensorFlow "RESOURCE_EXHAUSTED: Out of memory"
+    hip,                  // ROCm: "HIP out of memory"
+    mps,                  // Apple: "MPS backend out of memory"
+    dataloader_fork,      // "[Errno 12] Cannot allocate memory" while forking DataLoader workers
+    enomem,               // "Cannot allocate memory" (ENOMEM) elsewhere on the host
+    python_memory_error,  // Python's MemoryError (NumPy "Unable to allocate")
+    kernel_oom_kill,      // the kernel's OOM killer killed a trainer process (whole machine out)
+    cgroup_oom_kill,      // the kernel killed it at a cgroup's memory limit
+    sigkill_probable,     // SIGKILL with no kernel record to confirm it: probably the OOM killer
+    memory_stall,         // a hang with memory evidence; decided by the supervisor, never by Classifier
+};
+std::string_view kind_name(Kind kind);
+std::optional<Kind> kind_from_name(std::string_view name);
+
+enum class Phase { load, train };  // before the first training step, or after
+std::string_view phase_name(Phase phase);
+
+enum class Confidence { certain, probable };
+std::string_view confidence_name(Confidence confidence);
+
+// How the trainer ended, as far as it is known.
+struct ExitStatus {
+    std::optional<int> code;    // it exited with this code
+    std::optional<int> signal;  // a signal killed it
+
+    static ExitStatus exited(int code) { return {code, std::nullopt}; }
+    static ExitStatus killed(int signal) { return {std::nullopt, signal}; }
+    static ExitStatus unknown() { return {}; }
+    // A number as shells and launchers print it: 128+N (N ≤ 64) and -N mean signal N.
+    static ExitStatus from_number(int number);
+    static ExitStatus from_wait_status(int status);
+
+    bool known() const { return code || signal; }
+    bool succeeded() const { return code && *code == 0; }
+    bool sigkill() const { return signal && *signal == 9; }
+    std::string describe() const;  // "exit code 1", "signal 9 (SIGKILL)", "unknown exit status"
+};
+
+struct Verdict {
+    bool oom = false;
+    Kind kind = Kind::none;
+    std::optional<Phase> phase;            // set when oom
+    std::optional<Confidence> confidence;  // set when oom
+    std::string evidence;                  // the deciding output line or kernel record; may be empty
+    std::optional<long long> evidence_line;  // 1-based count of fed lines, when a line decided
+    std::string reason;                    // one sentence for people
+};
+// {"oom", "kind", "phase", "confidence", "evidence", "line", "reason"}; absent values are null.
+void to_json(nlohmann::json& out, const Verdict& verdict);
+
+class Classifier {
+public:
+    Classifier();
+
+    // One line of output (no '\n' or '\r'). Returns true when it became the deciding evidence.
+    // Work per line is bounded: long lines are examined in their first 16 KiB and last 1 KiB.
+    bool feed(std::string_view line);
+    // The supervisor's step tracker saw the first training step: later evidence is mid-training.
+    void mark_training_started();
+    // A training step was seen. Evidence followed by progress of two more steps was survived
+    // (a caught OOM, a restarted worker) and no longer counts.
+    void mark_step(long long step);
+
+    bool training_started() const { return training_; }
+    long long lines_seen() const { return lines_; }
+
+    // The decision. A trainer that exited 0 is never OOM.
+    Verdict verdict(const ExitStatus& exit, const KernelEvidence& kernel) const;
+
+    // Evidence strength inside the output: an allocator's own message beats a SIGKILL sign.
+    enum class Strength { sign, message };
+    struct Evidence {
+        Kind kind = Kind::none;
+        Strength strength = Strength::sign;
+        std::string text;
+        long long line = 0;
+        bool in_training = false;
+        int steps_after = 0;
+    };
+
+private:
+    std::optional<Evidence> match(std::string_view text, uint64_t found) const;
+    bool record(Evidence evidence, std::string_view shown);
+    bool consider_wrapped(std::string_view line, uint64_t found);
+    bool straddles(std::string_view tail, std::string_view glue, std::string_view head) const;
+    void remember_tail(std::string_view line);
+    void note_context(uint64_t found, std::string_view line);
+
+    LiteralSet anchors_;
+    std::optional<Evidence> message_;  // strongest: the first allocator message not yet survived
+    std::optional<Evidence> sign_;     // the first SIGKILL sign not yet survived
+    bool termination_seen_ = false;    // a scheduler's SIGTERM or cancellation
+    long long fork_context_until_ = 0; // lines up to this one follow a fork() in a traceback
+    long long lines_ = 0;
+    bool training_ = false;
+    std::optional<long long> step_;
+    std::string tail_;                 // the end of the previous line, to catch wrapped messages
+};
+
+}  // namespace sg::oom

@@ -1,0 +1,325 @@
+// The classifier's rules one at a time: kinds, variants of one message (glued, wrapped, prefixed),
+// the exit-status and kernel-evidence decisions, and hostile input.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "oom/classifier.hpp"
+#include "oom/log_diagnosis.hpp"
+
+using namespace sg::oom;
+
+namespace {
+
+Verdict classify(const std::vector<std::string>& lines, ExitStatus exit = ExitStatus::exited(1),
+                 const KernelEvidence& kernel = {}) {
+    Classifier c;
+    for (const auto& line : lines) c.feed(line);
+    return c.verdict(exit, kernel);
+}
+
+Kind kind_of(const std::string& line) { return classify({line}).kind; }
+
+KernelEvidence kernel_log_read() {
+    KernelEvidence k;
+    k.kernel_log_read = true;
+    return k;
+}
+
+OomKillRecord kill(int pid, bool memcg) {
+    return {pid, "python3", memcg,
+            std::string(memcg ? "Memory cgroup out of memory" : "Out of memory") + ": Killed process " +
+                std::to_string(pid) + " (python3) total-vm:1000kB"};
+}
+
+}  // namespace
+
+TEST_CASE("each kind is recognised from its own message", "[classifier]") {
+    CHECK(kind_of("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 5.80 GiB total capacity)") == Kind::cuda_allocator);
+    CHECK(kind_of("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB.") == Kind::cuda_allocator);
+    CHECK(kind_of("torch.cuda.OutOfMemoryError") == Kind::cuda_allocator);
+    CHECK(kind_of("RuntimeError: CUDA error: out of memory") == Kind::cuda_runtime);
+    CHECK(kind_of("cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY") == Kind::cuda_runtime);
+    CHECK(kind_of("RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8 bytes.") == Kind::cpu_allocator);
+    CHECK(kind_of("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`") == Kind::cublas);
+    CHECK(kind_of("cuDNN error: CUDNN_STATUS_ALLOC_FAILED") == Kind::cudnn);
+    CHECK(kind_of("Error out of memory at line 380 in file /src/csrc/pythonInterface.c") == Kind::bitsandbytes);
+    CHECK(kind_of("[rank0]: Cuda failure 2 'out of memory'") == Kind::nccl);
+    CHECK(kind_of("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.") == Kind::xla);
+    CHECK(kind_of("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.31 GiB.") == Kind::hip);
+    CHECK(kind_of("RuntimeError: MPS backend out of memory (MPS allocated: 5.56 GB, other allocations: 1.10 GB)") == Kind::mps);
+    CHECK(kind_of("OSError: [Errno 12] Cannot allocate memory") == Kind::enomem);
+    CHECK(kind_of("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate memory (12)") == Kind::dataloader_fork);
+    CHECK(kind_of("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.00 TiB for an array") == Kind::python_memory_error);
+    CHECK(kind_of("MemoryError") == Kind::python_memory_error);
+}
+
+TEST_CASE("kind names are stable and round-trip", "[classifier]") {
+    for (Kind k : {Kind::cuda_allocator, Kind::cuda_runtime, Kind::cpu_allocator, Kind::cublas, Kind::cudnn,
+                   Kind::bitsandbytes, Kind::nccl, Kind::xla, Kind::hip, Kind::mps, Kind::dataloader_fork, Kind::enomem,
+                   Kind::python_memory_error, Kind::kernel_oom_kill, Kind::cgroup_oom_kill, Kind::sigkill_probable,
+                   Kind::memory_stall})
+        CHECK(kind_from_name(kind_name(k)) == k);
+    CHECK(kind_name(Kind::cuda_allocator) == "cuda-allocator");
+    CHECK(kind_name(Kind::memory_stall) == "memory-stall");
+    CHECK_FALSE(kind_from_name("out-of-memory"));
+}
+
+TEST_CASE("a message glued to a tqdm bar, prefixed by a rank or a timestamp, is found", "[classifier]") {
+    CHECK(kind_of(" 12%|█▏        | 60/500 [01:02<07:40,  1.05s/it]torch.OutOfMemoryError: CUDA out of memory.") == Kind::cuda_allocator);
+    CHECK(kind_of("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 132.00 MiB.") == Kind::cuda_allocator);
+    CHECK(kind_of("2024-11-20T14:37:16.123+00:00 [stderr] RuntimeError: CUDA error: out of memory") == Kind::cuda_runtime);
+    CHECK(kind_of("(VllmWorkerProcess pid=486731) ERROR 03-19 10:55:18 torch.OutOfMemoryError: CUDA out of memory.") == Kind::cuda_allocator);
+    CHECK(kind_of("\x1b[31mOutOfMemoryError\x1b[0m: CUDA out of memory. Tried to allocate 5.94 GiB.") == Kind::cuda_allocator);
+}
+
+TEST_CASE("a message wrapped across lines is found, once", "[classifier]") {
+    const std::string long_prefix(70, '=');
+    SECTION("split inside the keyword") {
+        auto v = classify({long_prefix + " RuntimeError: CUDA out of mem", "ory. Tried to allocate 2.00 GiB"});
+        CHECK(v.kind == Kind::cuda_allocator);
+        CHECK(v.evidence_line == 2);
+    }
+    SECTION("split at a space") {
+        auto v = classify({long_prefix + " RuntimeError: CUDA error: out of", "memory"});
+        CHECK(v.kind == Kind::cuda_runtime);
+    }
+    SECTION("a short line does not join with the next") {
+        CHECK_FALSE(classify({"CUDA out of mem", "ory"}).oom);
+    }
+    SECTION("an indented line is a new line, not a continuation") {
+        CHECK_FALSE(classify({long_prefix + " CUDA out of mem", "  ory"}).oom);
+    }
+}
+
+TEST_CASE("the first OOM message decides; a secondary error after it does not", "[classifier]") {
+    Classifier c;
+    CHECK(c.feed("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB."));
+    CHECK_FALSE(c.feed("[rank2]: Cuda failure 'out of memory'"));
+    CHECK_FALSE(c.feed("RuntimeError: CUDA error: an illegal memory access was encountered"));
+    CHECK_FALSE(c.feed("Killed"));
+    const Verdict v = c.verdict(ExitStatus::exited(1), {});
+    CHECK(v.kind == Kind::cuda_allocator);
+    CHECK(v.evidence_line == 1);
+    CHECK(v.confidence == Confidence::certain);
+}
+
+TEST_CASE("an allocator message outranks an earlier SIGKILL sign", "[classifier]") {
+    Classifier c;
+    CHECK(c.feed("Killed"));
+    CHECK(c.feed("RuntimeError: CUDA error: out of memory"));
+    CHECK(c.verdict(ExitStatus::exited(1), {}).kind == Kind::cuda_runtime);
+}
+
+TEST_CASE("look-alikes are not OOM", "[classifier]") {
+    for (const char* line : {
+             "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536.",
+             "RuntimeError: CUDA error: too many resources requested for launch",
+             "RuntimeError: CUDA error: an illegal memory access was encountered",
+             "Error an illegal memory access was encountered at line 90 in file /src/csrc/ops.cu",
+             "OSError: [Errno 28] No space left on device",
+             "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE) ran for 600060 milliseconds before timing out.",
+             "UserWarning: Memory efficient kernel not used because: (Triggered internally at sdp_utils.cpp:415.)",
+             "UserWarning: Memory Efficient attention has been runtime disabled.",
+             "[rank7]: Cuda failure 1 'invalid argument'",
+             "W0629 torch/distributed/elastic/multiprocessing/api.py:851] Sending process 29734 closing signal SIGTERM",
+             "RuntimeError: DataLoader worker (pid 23616) is killed by signal: Terminated.",
+             "    except torch.cuda.OutOfMemoryError:",
+             "Killed 3 stale workers, continuing",
+             "reduce memory: exit code 13",
+             "java.lang.OutOfMemoryError: Java heap space",
+         }) {
+        INFO(line);
+        CHECK_FALSE(classify({line}).oom);
+    }
+}
+
+TEST_CASE("a trainer that exited 0 is never OOM", "[classifier]") {
+    const Verdict v = classify({"RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB", "Killed"}, ExitStatus::exited(0),
+                               KernelEvidence{{kill(1, false)}, {}, true, 3, "memory.events", 1, {}});
+    CHECK_FALSE(v.oom);
+    CHECK(v.kind == Kind::none);
+    CHECK_FALSE(v.phase);
+}
+
+TEST_CASE("phase: load before the first training step, train after", "[classifier]") {
+    Classifier c;
+    c.feed("Loading checkpoint shards: 100%|██████████| 2/2 [00:05<00:00,  2.5s/it]");
+    CHECK_FALSE(c.training_started());
+    c.mark_step(0);
+    c.feed("RuntimeError: CUDA out of memory.");
+    CHECK(c.verdict(ExitStatus::exited(1), {}).phase == Phase::train);
+    Classifier loading;
+    loading.feed("RuntimeError: CUDA out of memory.");
+    loading.mark_training_started();
+    CHECK(loading.verdict(ExitStatus::exited(1), {}).phase == Phase::load);
+}
+
+TEST_CASE("evidence survived by two more training steps no longer counts", "[classifier]") {
+    Classifier c;
+    c.mark_step(10);
+    c.feed("WARNING: CUDA out of memory. Tried to allocate 2.00 GiB; halving the batch and retrying");
+    c.mark_step(10);  // a redraw of the same step is no progress
+    c.mark_step(11);
+    CHECK(c.verdict(ExitStatus::exited(1), {}).oom);
+    c.mark_step(12);
+    CHECK_FALSE(c.verdict(ExitStatus::exited(1), {}).oom);
+    c.feed("RuntimeError: CUDA error: out of memory");
+    CHECK(c.verdict(ExitStatus::exited(1), {}).kind == Kind::cuda_runtime);
+}
+
+TEST_CASE("SIGKILL: the kernel's record decides", "[classifier][kernel]") {
+    const auto sigkill = ExitStatus::killed(9);
+    SECTION("a record naming a trainer process: certain, global or cgroup") {
+        KernelEvidence k = kernel_log_read();
+        k.trainer_kills = {kill(4242, false)};
+        Verdict v = classify({}, sigkill, k);
+        CHECK(v.oom);
+        CHECK(v.kind == Kind::kernel_oom_kill);
+        CHECK(v.confidence == Confidence::certain);
+        CHECK(v.evidence.find("Killed process 4242") != std::string::npos);
+        k.trainer_kills = {kill(4242, true)};
+        CHECK(classify({}, sigkill, k).kind == Kind::cgroup_oom_kill);
+    }
+    SECTION("the cgroup's counter moved: certain") {
+        KernelEvidence k;
+        k.cgroup_oom_kills = 1;
+        k.cgroup_counter = "/sys/fs/cgroup/user.slice/memory.events";
+        Verdict v = classify({}, sigkill, k);
+        CHECK(v.kind == Kind::cgroup_oom_kill);
+        CHECK(v.confidence == Confidence::certain);
+        CHECK(v.evidence == "/sys/fs/cgroup/user.slice/memory.events: oom_kill +1");
+    }
+    SECTION("only another process killed, or only the machine's counter: probable") {
+        KernelEvidence k = kernel_log_read();
+        k.other_kills = {kill(77, false)};
+        CHECK(classify({}, sigkill, k).confidence == Confidence::probable);
+        KernelEvidence vmstat = kernel_log_read();
+        vmstat.system_oom_kills = 2;
+        CHECK(classify({}, sigkill, vmstat).kind == Kind::kernel_oom_kill);
+    }
+    SECTION("the kernel was read and recorded nothing: not OOM, even with a 'Killed' line") {
+        CHECK_FALSE(classify({}, sigkill, kernel_log_read()).oom);
+        CHECK_FALSE(classify({"Killed"}, sigkill, kernel_log_read()).oom);
+        KernelEvidence counter_still;
+        counter_still.cgroup_oom_kills = 0;
+        CHECK_FALSE(classify({}, sigkill, counter_still).oom);
+    }
+    SECTION("no kernel evidence could be read: probable, and the reason says why") {
+        KernelEvidence k;
+        k.unavailable = {"/dev/kmsg: Permission denied"};
+        Verdict v = classify({}, sigkill, k);
+        CHECK(v.kind == Kind::sigkill_probable);
+        CHECK(v.confidence == Confidence::probable);
+        CHECK(v.reason.find("/dev/kmsg: Permission denied") != std::string::npos);
+    }
+    SECTION("after a scheduler's SIGTERM or cancellation a SIGKILL is not the OOM killer") {
+        CHECK_FALSE(classify({"slurmstepd: error: *** JOB 42 ON node1 CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME LIMIT ***", "Killed"},
+                             sigkill).oom);
+        CHECK_FALSE(classify({"torch.distributed.elastic.multiprocessing.api.SignalException: Process 17 got signal: 15"}, sigkill).oom);
+    }
+}
+
+TEST_CASE("SIGKILL signs in the output, whatever the exit status", "[classifier]") {
+    for (const char* line : {
+             "Killed",
+             "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Killed",
+             "bash: line 1: 28466 Killed                  python3 train.py",
+             "zsh: killed     python train.py",
+             "E0325 api.py:869] failed (exitcode: -9) local_rank: 5 (pid: 2630) of binary: /root/miniconda3/bin/python",
+             "  exitcode  : -9 (pid: 14750)",
+             "  traceback : Signal 9 (SIGKILL) received by PID 14750",
+             "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)",
+             "subprocess.CalledProcessError: Command '['python', 'train.py']' died with <Signals.SIGKILL: 9>.",
+             "subprocess.CalledProcessError: Command 'python train.py' returned non-zero exit status -9.",
+             "RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.",
+         }) {
+        INFO(line);
+        const Verdict v = classify({line}, ExitStatus::exited(1));
+        CHECK(v.oom);
+        CHECK(v.kind == Kind::sigkill_probable);
+        CHECK(v.confidence == Confidence::probable);
+    }
+    CHECK_FALSE(classify({"failed (exitcode: -90) local_rank: 5"}).oom);
+    CHECK_FALSE(classify({"exitcode  : -15 (pid: 14750)"}).oom);
+}
+
+TEST_CASE("a launcher's SIGKILL sign is confirmed by the kernel record of the worker", "[classifier][kernel]") {
+    KernelEvidence k = kernel_log_read();
+    k.trainer_kills = {kill(29736, true)};
+    const Verdict v = classify({"failed (exitcode: -9) local_rank: 2 (pid: 29736) of binary: /opt/conda/bin/python3.10"},
+                               ExitStatus::exited(1), k);
+    CHECK(v.kind == Kind::cgroup_oom_kill);
+    CHECK(v.confidence == Confidence::certain);
+}
+
+TEST_CASE("exit statuses are read as shells and launchers print them", "[classifier]") {
+    CHECK(ExitStatus::from_number(137).sigkill());
+    CHECK(ExitStatus::from_number(-9).sigkill());
+    CHECK(ExitStatus::from_number(143).signal == 15);
+    CHECK(ExitStatus::from_number(1).code == 1);
+    CHECK(ExitStatus::from_number(0).succeeded());
+    CHECK(ExitStatus::from_number(255).code == 255);
+    CHECK(ExitStatus::from_wait_status(9).sigkill());           // WTERMSIG 9
+    CHECK(ExitStatus::from_wait_status(3 << 8).code == 3);      // WEXITSTATUS 3
+    CHECK(ExitStatus::killed(9).describe() == "signal 9 (SIGKILL)");
+    CHECK(ExitStatus::exited(2).describe() == "exit code 2");
+    CHECK_FALSE(ExitStatus::unknown().known());
+}
+
+TEST_CASE("hostile input: NULs, invalid UTF-8, escapes and a 1 MB line", "[classifier][robust]") {
+    std::string garbage;
+    for (int i = 0; i < 100000; ++i) garbage += static_cast<char>((i * 7919) % 256);
+    SECTION("binary garbage is not OOM and does not crash") {
+        CHECK_FALSE(diagnose_log(garbage, ExitStatus::exited(1)).verdict.oom);
+    }
+    SECTION("the evidence is printable UTF-8 and its JSON is valid") {
+        const std::string line = std::string("\xff\xfe\x00\x1b[1m", 6) + "torch.OutOfMemoryError: CUDA out of memory.\xc3\x28 \x07";
+        const Verdict v = classify({line});
+        CHECK(v.kind == Kind::cuda_allocator);
+        CHECK(v.evidence.find('\0') == std::string::npos);
+        CHECK(v.evidence.find('\x1b') == std::string::npos);
+        const std::string dumped = nlohmann::json(v).dump();
+        CHECK(nlohmann::json::parse(dumped)["kind"] == "cuda-allocator");
+    }
+    SECTION("a 1 MB line with the message near its end") {
+        std::string huge(1 << 20, 'x');
+        huge += " RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB";
+        const Verdict v = classify({huge});
+        CHECK(v.kind == Kind::cuda_allocator);
+        CHECK(v.evidence.size() < 1200);
+        CHECK(diagnose_log(huge + "\n", ExitStatus::exited(1)).verdict.oom);
+    }
+    SECTION("a 3 MB line without a newline is fed in pieces") {
+        const std::string big(3 << 20, 'a');
+        const LogDiagnosis d = diagnose_log(big + "\nKilled\n", ExitStatus::killed(9));
+        CHECK(d.lines == 2);
+        CHECK(d.verdict.evidence_line == 2);
+    }
+}
+
+TEST_CASE("lines split on carriage returns like tqdm's redraws", "[classifier]") {
+    const std::string log = "  4%|▍         | 40/1000 [00:40<16:00,  1.00it/s]\r  5%|▌         | 50/1000 [00:50<15:50,  1.00it/s]"
+                            "\rRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+    const LogDiagnosis d = diagnose_log(log, ExitStatus::exited(1));
+    CHECK(d.verdict.kind == Kind::cuda_allocator);
+    CHECK(d.verdict.phase == Phase::train);
+    CHECK(d.verdict.evidence_line == 1);
+    CHECK(d.last_step == 50);
+    CHECK(d.total_steps == 1000);
+}
+
+TEST_CASE("the verdict's JSON has the documented shape", "[classifier]") {
+    const nlohmann::json yes = classify({"RuntimeError: CUDA out of memory."});
+    CHECK(yes["oom"] == true);
+    CHECK(yes["kind"] == "cuda-allocator");
+    CHECK(yes["phase"] == "load");
+    CHECK(yes["confidence"] == "certain");
+    CHECK(yes["line"] == 1);
+    const nlohmann::json no = classify({"all good"}, ExitStatus::exited(0));
+    CHECK(no["oom"] == false);
+    CHECK(no["kind"].is_null());
+    CHECK(no["phase"].is_null());
+    CHECK(no["evidence"].is_null());
+    CHECK(no["reason"] == "the trainer exited with code 0");
+}
