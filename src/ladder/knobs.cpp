@@ -80,11 +80,11 @@ bool switch_on(const std::vector<std::string>& argv, const std::vector<std::stri
     return false;
 }
 
-Method method_from_flags(const TrainerProfile& profile, const std::vector<std::string>& argv) {
+std::optional<Method> method_from_flags(const TrainerProfile& profile, const std::vector<std::string>& argv) {
     if (!profile.quant_switches.empty() && switch_on(argv, {profile.quant_switches.front()})) return Method::qlora;
     if (switch_on(argv, profile.lora_switches)) return Method::lora;
-    if (auto method = string_knob(profile, Knob::method, argv)) return parse_method(*method).value_or(Method::unknown);
-    return Method::unknown;
+    if (auto method = string_knob(profile, Knob::method, argv)) return accounting::parse_method(*method);
+    return std::nullopt;
 }
 
 void set_flag(std::vector<std::string>& argv, const KnobBinding& binding, const std::string& value) {
@@ -141,7 +141,7 @@ std::optional<std::string> knob_value(Knob knob, const RenderRequest& request) {
         case Knob::batch_size: return number(c.batch_size);
         case Knob::grad_accum: return number(c.grad_accum);
         case Knob::seq_len: return number(c.seq_len);
-        case Knob::method: return c.method == Method::unknown ? std::nullopt : std::optional(std::string(to_string(c.method)));
+        case Knob::method: return c.method ? std::optional(std::string(accounting::name(*c.method))) : std::nullopt;
         case Knob::model: return c.model;
         case Knob::output_dir: return request.output_dir;
         case Knob::resume: return request.resume_from;

@@ -90,8 +90,8 @@ Outcome try_smaller_batch(const TrainConfig& current, const LadderFacts& facts) 
 
 Outcome try_bf16_lora(const TrainConfig& current, const LadderFacts& facts) {
     if (current.method != Method::qlora)
-        return current.method == Method::unknown ? std::string("not a QLoRA run (no 4-bit loading in the command)")
-                                                 : "not a QLoRA run (method " + std::string(to_string(current.method)) + ")";
+        return current.method ? "not a QLoRA run (method " + std::string(accounting::name(*current.method)) + ")"
+                              : std::string("not a QLoRA run (no 4-bit loading in the command)");
     if (facts.model_prequantized && !facts.bf16_model)
         return "the model is pre-quantised (" + current.model.value_or("?") +
                ") and no bf16 original is known: name one with --bf16-model";
@@ -111,7 +111,8 @@ std::string describe_change(const TrainConfig& from, const TrainConfig& to) {
     number("batch_size", from.batch_size, to.batch_size);
     number("grad_accum", from.grad_accum, to.grad_accum);
     if (from.method != to.method)
-        parts.push_back("method " + std::string(to_string(from.method)) + " -> " + std::string(to_string(to.method)));
+        parts.push_back("method " + std::string(from.method ? accounting::name(*from.method) : "?") + " -> " +
+                        std::string(to.method ? accounting::name(*to.method) : "?"));
     if (from.model != to.model) parts.push_back("model " + from.model.value_or("?") + " -> " + to.model.value_or("?"));
     if (from.drop_caches != to.drop_caches) parts.push_back("drop page caches before each launch");
     return join(parts, ", ");

@@ -4,22 +4,6 @@
 
 namespace sg {
 
-std::string_view to_string(Method method) {
-    switch (method) {
-        case Method::full: return "full";
-        case Method::lora: return "lora";
-        case Method::qlora: return "qlora";
-        case Method::unknown: break;
-    }
-    return "unknown";
-}
-
-std::optional<Method> parse_method(std::string_view text) {
-    for (Method m : {Method::full, Method::lora, Method::qlora, Method::unknown})
-        if (text == to_string(m)) return m;
-    return std::nullopt;
-}
-
 std::optional<long> TrainConfig::effective_batch() const {
     if (!batch_size) return std::nullopt;
     return *batch_size * grad_accum.value_or(1);
@@ -31,7 +15,7 @@ nlohmann::json to_json(const TrainConfig& config) {
         {"batch_size", optional_number(config.batch_size)},
         {"grad_accum", optional_number(config.grad_accum)},
         {"seq_len", optional_number(config.seq_len)},
-        {"method", config.method == Method::unknown ? nlohmann::json() : nlohmann::json(to_string(config.method))},
+        {"method", config.method ? nlohmann::json(accounting::name(*config.method)) : nlohmann::json()},
         {"drop_caches", config.drop_caches},
     };
     if (config.model) json["model"] = *config.model;
@@ -48,7 +32,7 @@ TrainConfig train_config_from_json(const nlohmann::json& json) {
     config.grad_accum = number("grad_accum");
     config.seq_len = number("seq_len");
     if (json.contains("method") && json["method"].is_string())
-        config.method = parse_method(json["method"].get<std::string>()).value_or(Method::unknown);
+        config.method = accounting::parse_method(json["method"].get<std::string>());
     if (json.contains("model") && json["model"].is_string()) config.model = json["model"].get<std::string>();
     config.drop_caches = json.value("drop_caches", false);
     return config;

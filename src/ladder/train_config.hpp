@@ -7,18 +7,17 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "accounting/workload.hpp"
+
 namespace sg {
 
-enum class Method { unknown, full, lora, qlora };
-
-std::string_view to_string(Method method);
-std::optional<Method> parse_method(std::string_view text);
+using accounting::Method;
 
 struct TrainConfig {
     std::optional<long> batch_size;   // per-device batch
     std::optional<long> grad_accum;   // gradient accumulation steps
     std::optional<long> seq_len;      // sequence / packing length
-    Method method = Method::unknown;
+    std::optional<Method> method;     // unknown when the command does not say
     std::optional<std::string> model; // model path or hub name, when the trainer takes one
     bool drop_caches = false;         // drop the page cache before each launch (sticky once reached)
 

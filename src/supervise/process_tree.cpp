@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "util/files.hpp"
 #include "util/parse.hpp"
@@ -48,26 +49,24 @@ std::vector<ProcStat> list_processes() {
     return table;
 }
 
-std::vector<pid_t> tree_pids(const std::vector<ProcStat>& table, pid_t root, pid_t pgid) {
+std::vector<pid_t> descendants(const std::vector<ProcStat>& table, pid_t root, pid_t pgid) {
     std::multimap<pid_t, pid_t> children;
     for (const auto& p : table) children.emplace(p.ppid, p.pid);
-    std::vector<pid_t> tree;
+    std::set<pid_t> tree;
     std::vector<pid_t> pending = {root};
     while (!pending.empty()) {
-        pid_t pid = pending.back();
+        auto [begin, end] = children.equal_range(pending.back());
         pending.pop_back();
-        if (std::find(tree.begin(), tree.end(), pid) != tree.end()) continue;
-        bool alive = std::any_of(table.begin(), table.end(), [&](const ProcStat& p) { return p.pid == pid; });
-        if (alive) tree.push_back(pid);
-        auto [begin, end] = children.equal_range(pid);
-        for (auto it = begin; it != end; ++it) pending.push_back(it->second);
+        for (auto it = begin; it != end; ++it)
+            if (tree.insert(it->second).second) pending.push_back(it->second);
     }
     for (const auto& p : table)
-        if (pgid > 0 && p.pgid == pgid && std::find(tree.begin(), tree.end(), p.pid) == tree.end()) tree.push_back(p.pid);
-    return tree;
+        if (pgid > 0 && p.pgid == pgid) tree.insert(p.pid);
+    tree.erase(root);
+    return {tree.begin(), tree.end()};
 }
 
-std::vector<pid_t> tree_pids(pid_t root, pid_t pgid) { return tree_pids(list_processes(), root, pgid); }
+std::vector<pid_t> descendants(pid_t root, pid_t pgid) { return descendants(list_processes(), root, pgid); }
 
 double rss_bytes(pid_t pid) {
     auto text = read_file_prefix("/proc/" + std::to_string(pid) + "/status", 8192);

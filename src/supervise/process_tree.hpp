@@ -21,9 +21,11 @@ struct ProcStat {
 std::optional<ProcStat> read_proc_stat(pid_t pid);
 std::vector<ProcStat> list_processes();
 
-// `root` and every process below it (by parent links), plus members of process group `pgid`.
-std::vector<pid_t> tree_pids(pid_t root, pid_t pgid);
-std::vector<pid_t> tree_pids(const std::vector<ProcStat>& table, pid_t root, pid_t pgid);
+// Every process below `root` by parent links (not `root` itself), plus the members of process
+// group `pgid`. With sparkguard as root and child subreaper, that is the trainer's whole tree:
+// orphans are re-parented to us, and a process that left the group stays a descendant.
+std::vector<pid_t> descendants(pid_t root, pid_t pgid);
+std::vector<pid_t> descendants(const std::vector<ProcStat>& table, pid_t root, pid_t pgid);
 
 // Resident memory (VmRSS) in bytes, 0 when the process is gone.
 double rss_bytes(pid_t pid);

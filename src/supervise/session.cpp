@@ -123,6 +123,7 @@ struct Session::Impl {
             received = sig;
             if (attempt && !attempt->exited) {
                 attempt->result.forwarded_signal = sig;
+                refresh_tree();
                 signal_processes(attempt->pid, tree, sig);
                 start_stop();
             }
@@ -143,7 +144,7 @@ struct Session::Impl {
     }
 
     void refresh_tree() {
-        if (attempt) tree = tree_pids(attempt->pid, attempt->pid);
+        if (attempt) tree = descendants(::getpid(), attempt->pid);
     }
 
     void read(Pump& pump) {
@@ -227,7 +228,7 @@ AttemptExit Session::run(const AttemptSpec& spec, AttemptObserver& observer) {
     impl.attempt = &attempt;
     impl.observer = &observer;
     impl.spec = &spec;
-    impl.tree = {attempt.pid};
+    impl.tree = {attempt.pid};  // sparkguard runs no other child while an attempt runs
     observer.on_started(attempt.pid);
     if (impl.received) {  // a signal arrived while we were launching
         attempt.result.forwarded_signal = impl.received;
@@ -265,6 +266,7 @@ void Session::request_stop(std::string reason) {
     if (!impl.attempt || impl.attempt->exited || impl.attempt->stopping) return;
     impl.attempt->result.stopped_on_request = true;
     impl.attempt->result.stop_reason = std::move(reason);
+    impl.refresh_tree();
     signal_processes(impl.attempt->pid, impl.tree, SIGTERM);
     impl.start_stop();
 }

@@ -22,6 +22,7 @@
 #include "report/run_report.hpp"
 #include "report/train_log.hpp"
 #include "supervise/executable.hpp"
+#include "supervise/prelaunch.hpp"
 #include "supervise/process_tree.hpp"
 #include "supervise/session.hpp"
 #include "telemetry/meminfo.hpp"
@@ -57,7 +58,7 @@ std::string describe(const TrainConfig& c) {
     if (c.batch_size) parts.push_back("batch " + std::to_string(*c.batch_size));
     if (c.grad_accum) parts.push_back("grad_accum " + std::to_string(*c.grad_accum));
     if (c.seq_len) parts.push_back("seq_len " + std::to_string(*c.seq_len));
-    if (c.method != Method::unknown) parts.push_back(std::string(to_string(c.method)));
+    if (c.method) parts.push_back(std::string(accounting::name(*c.method)));
     if (c.drop_caches) parts.push_back("caches dropped");
     return parts.empty() ? "the command as given" : join(parts, ", ");
 }
@@ -111,6 +112,8 @@ public:
     void restore(const json& state, RunReport report) {
         config_ = train_config_from_json(state.at("config"));
         ladder_ = Ladder(options_.ladder, state.at("ladder_position").get<size_t>());
+        if (state.contains("bf16_exceeds_budget") && state["bf16_exceeds_budget"].is_string())
+            bf16_exceeds_ = state["bf16_exceeds_budget"].get<std::string>();
         if (state.contains("pending_rung") && state["pending_rung"].is_string())
             pending_rung_ = parse_rung(state["pending_rung"].get<std::string>());
         report_ = std::move(report);
@@ -125,8 +128,47 @@ public:
         log_.line("sparkguard", "resuming the run after sparkguard was stopped; next: " + describe(config_));
     }
 
-    // Renders attempt 1 once, so a bad command fails before anything runs.
-    void validate() const { render_command(profile_, options_.command, {config_, std::nullopt, options_.output_dir}); }
+    // The budget check before the first launch; an exit code when the run is blocked.
+    std::optional<int> prelaunch() {
+        if (!options_.workload) return std::nullopt;
+        PrelaunchPlan pre = plan_first_attempt(*options_.workload, options_.workload_named_model, config_);
+        if (!pre.plan) {
+            spdlog::info("no pre-launch estimate: {}", pre.skipped_because);
+            events_.write("plan", {{"skipped", pre.skipped_because}});
+            return std::nullopt;
+        }
+        accounting::Plan plan = *pre.plan;
+        if (options_.fit) {
+            auto fitted = fitted_config(plan, config_);
+            if (!fitted) return finish("blocked", kExitBlocked, "--fit: no packing length and batch fit the budget");
+            spdlog::info("--fit: starting from {}", describe(*fitted));
+            config_ = *fitted;
+            plan = accounting::replan(plan, [&] {
+                accounting::Workload w = plan.workload;
+                w.seq = *config_.seq_len;
+                w.batch = *config_.batch_size;
+                w.grad_accum = *config_.grad_accum;
+                return w;
+            }());
+        }
+        report_.plan = accounting::to_json(plan);
+        if (plan.bf16_weights_exceed_budget())
+            bf16_exceeds_ = "the estimator says bf16 weights alone (" + fixed(plan.estimate.bf16_weights_gb, 1) +
+                            " GB) exceed the budget (" + fixed(plan.budget.budget_gb, 1) + " GB)";
+        const std::string verdict(accounting::name(plan.verdict));
+        events_.write("plan", {{"verdict", verdict}, {"peak_gb", plan.estimate.peak_gb}, {"budget_gb", plan.budget.budget_gb}});
+        spdlog::info("pre-launch estimate: peak {} GB of {} GB budget: {}", fixed(plan.estimate.peak_gb, 1),
+                     fixed(plan.budget.budget_gb, 1), verdict);
+        if (plan.verdict != accounting::Verdict::does_not_fit) return std::nullopt;
+        if (options_.force) {
+            spdlog::warn("the estimate says this does not fit; launching anyway (--force)");
+            return std::nullopt;
+        }
+        return finish("blocked", kExitBlocked,
+                      "the estimate (" + fixed(plan.estimate.peak_gb, 1) + " GB peak) does not fit the budget (" +
+                          fixed(plan.budget.budget_gb, 1) + " GB); see `sparkguard plan`, or --force to launch anyway, "
+                          "--fit to start from what fits");
+    }
 
     int run() {
         while (true) {
@@ -348,6 +390,7 @@ private:
             f.model_prequantized = is_prequantized(*config_.model);
             f.bf16_model = options_.bf16_model ? options_.bf16_model : known_bf16_original(*config_.model);
         }
+        f.bf16_weights_exceed_budget = bf16_exceeds_;
         return f;
     }
 
@@ -380,7 +423,8 @@ private:
                       {"cwd", fs::current_path().string()},
                       {"config", to_json(config_)},
                       {"ladder_position", ladder_.position()},
-                      {"pending_rung", pending_rung_ ? json(to_string(*pending_rung_)) : json()}};
+                      {"pending_rung", pending_rung_ ? json(to_string(*pending_rung_)) : json()},
+                      {"bf16_exceeds_budget", bf16_exceeds_ ? json(*bf16_exceeds_) : json()}};
         if (auto written = write_file_atomic(dir_.state(), state.dump(2) + "\n"); !written)
             spdlog::error("{}", written.error().message);
     }
@@ -394,6 +438,7 @@ private:
     RunReport report_;
     std::optional<Rung> pending_rung_;
     std::vector<SkippedRung> pending_skips_;
+    std::optional<std::string> bf16_exceeds_;  // the estimator's proof, for the bf16-lora rung
     Session session_;
     TrainLog log_;
     EventLog events_;
@@ -435,7 +480,7 @@ json to_json(const RunOptions& o) {
             {"batch_size", opt(o.batch_size)},
             {"grad_accum", opt(o.grad_accum)},
             {"seq_len", opt(o.seq_len)},
-            {"method", o.method ? json(to_string(*o.method)) : json()},
+            {"method", o.method ? json(accounting::name(*o.method)) : json()},
             {"model", opt(o.model)},
             {"output_dir", opt(o.output_dir)},
             {"bf16_model", opt(o.bf16_model)}};
@@ -462,7 +507,7 @@ RunOptions run_options_from_json(const json& j) {
     o.batch_size = num("batch_size");
     o.grad_accum = num("grad_accum");
     o.seq_len = num("seq_len");
-    if (auto method = str("method")) o.method = parse_method(*method);
+    if (auto method = str("method")) o.method = accounting::parse_method(*method);
     o.model = str("model");
     o.output_dir = str("output_dir");
     o.bf16_model = str("bf16_model");
@@ -480,6 +525,7 @@ int run_supervised(const RunOptions& options) {
     RunDir dir = options.run_dir ? prepare_run_dir(*options.run_dir) : new_default_run_dir(options.command);
     spdlog::info("run directory {} (trainer profile {})", dir.path.string(), profile.name);
     Supervisor supervisor(options, dir, std::move(profile));
+    if (auto blocked = supervisor.prelaunch()) return *blocked;
     return supervisor.run();
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "accounting/plan.hpp"
 #include "ladder/ladder.hpp"
 #include "ladder/train_config.hpp"
 
@@ -29,6 +30,11 @@ struct RunOptions {
     std::optional<std::string> model;
     std::optional<std::string> output_dir;  // where checkpoints go, when the profile can't see it
     std::optional<std::string> bf16_model;  // the bf16 original for a pre-quantised model
+    // The pre-launch estimate (not kept for --resume-run: it ran before the first launch).
+    std::optional<accounting::PlanRequest> workload;  // run's workload flags
+    bool workload_named_model = false;  // the flags or --workload named the model themselves
+    bool force = false;                 // launch even when the estimate says it does not fit
+    bool fit = false;                   // start from the largest configuration that fits
 };
 
 nlohmann::json to_json(const RunOptions& options);

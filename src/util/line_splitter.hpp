@@ -30,10 +30,10 @@ public:
                 return;
             }
             after_cr_ = data[end] == '\r';
-            if (partial_.empty()) {
-                emit(piece, true);
+            if (partial_.empty() && piece.size() <= max_line_) {
+                emit(piece, true);  // the common case: no copy
             } else {
-                partial_.append(piece);
+                keep(piece, emit);
                 emit(std::string_view(partial_), true);
                 partial_.clear();
             }

@@ -11,8 +11,8 @@ in a memory cgroup the kernel OOM-kills it. Like the Hugging Face Trainer it:
     train_batch_size from trainer_state.json over the command line (transformers >= 4.36 does).
 Packing lengths vary: the first --warmup_steps steps use a quarter of --max_seq_length, the rest
 use the full length, so a run that does not fit dies mid-training after writing checkpoints.
---load_in_4bit stands for QLoRA: each step also materialises "dequantised" weight copies (as
-bitsandbytes does per layer), a transient that bf16 LoRA does not have.
+--load_in_4bit stands for QLoRA: each step also holds --qlora_overhead_mb of "dequantised" weight
+copies (bitsandbytes dequantises each layer's weights per step), a transient bf16 LoRA lacks.
 Every attempt appends one JSON line to OUTPUT_DIR/attempts.jsonl saying what it ran with.
 """
 import argparse
@@ -48,6 +48,7 @@ def parse_args():
     p.add_argument("--load_in_4bit", nargs="?", const="true", default="false")
     p.add_argument("--bnb_4bit_quant_type", default="nf4")
     p.add_argument("--use_peft", nargs="?", const="true", default="false")
+    p.add_argument("--qlora_overhead_mb", type=int, default=128)
     p.add_argument("--width", type=int, default=16, help="activation expansion: memory per token")
     p.add_argument("--step_sleep", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0)
@@ -140,8 +141,8 @@ def main():
         seq = args.max_seq_length if step > args.warmup_steps else max(8, args.max_seq_length // 4)
         for micro in range(args.gradient_accumulation_steps):
             tokens = batch_for(step * 100 + micro, batch, seq)
-            if qlora:  # dequantised copies of every block's weights, alive through the step
-                scratch = [torch.empty(batch * seq * model.blocks[0].up.in_features * 2) for _ in model.blocks]
+            if qlora:  # dequantised weight copies, alive through the step
+                scratch = torch.ones(args.qlora_overhead_mb * (1 << 18))
             logits = model(tokens[:, :-1])
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tokens[:, 1:].reshape(-1))
             (loss / args.gradient_accumulation_steps).backward()

@@ -1,0 +1,109 @@
+// sparkguard run: the main job. Parse options, hand them to the supervisor.
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "cli/workload_options.hpp"
+#include "ladder/trainer_profile.hpp"
+#include "supervise/supervisor.hpp"
+#include "util/errors.hpp"
+#include "util/files.hpp"
+#include "util/log.hpp"
+#include "util/parse.hpp"
+
+namespace sg::cli {
+namespace {
+
+std::vector<OptionSpec> run_options() {
+    std::vector<OptionSpec> specs = {
+        {"profile", "NAME", "trainer profile (hf, trl-sft, generic, ...); detected from the command when absent"},
+        {"print-default-profile", "", "print the trainer profile that would be used, as TOML, and exit"},
+        {"run-dir", "DIR", "the run directory (default runs/<date>-<slug>/)"},
+        {"resume-run", "DIR", "continue a run whose sparkguard was killed (no COMMAND needed)"},
+        {"ladder", "LIST", "rungs in order (default drop-caches,shorter-packing,smaller-batch,bf16-lora)"},
+        {"min-seq", "N", "shorter-packing stops at this length (default 512)"},
+        {"max-attempts", "N", "attempts in all, the first included (default 10)"},
+        {"grace", "SECONDS", "after SIGTERM, how long the trainer's tree has before SIGKILL (default 30)"},
+        {"output-dir", "DIR", "where the trainer writes checkpoint-N/ (when its profile cannot see it)"},
+        {"bf16-model", "PATH", "the bf16 original of a pre-quantised model, for the bf16-lora rung"},
+        {"force", "", "launch even when the pre-launch estimate says it does not fit"},
+        {"fit", "", "start from the largest packing length, then batch, that the estimate says fits"},
+        {"quiet", "", "only warnings and errors from sparkguard itself", 'q'},
+        {"verbose", "", "also debug messages", 'v'},
+    };
+    for (const auto& spec : workload_options()) specs.push_back(spec);
+    return specs;
+}
+
+constexpr const char* kEpilog =
+    "The workload flags set the trainer's starting knobs (--batch, --grad-accum, --seq, --method,\n"
+    "--model override the command and fill {batch_size}-style placeholders) and feed the pre-launch\n"
+    "estimate, together with what the command says. The trainer's stdout and stderr pass through\n"
+    "unchanged; sparkguard's own messages go to stderr, prefixed \"sparkguard:\".\n\n"
+    "exit status: 0 success; the trainer's own code when it failed for a reason that is not OOM\n"
+    "(128+N when killed by signal N); 2 usage or configuration error; 3 blocked by the pre-launch\n"
+    "budget check; 4 still out of memory after the last rung; 125 sparkguard's own failure;\n"
+    "126/127 the command could not be executed / was not found; 128+N sparkguard was stopped by\n"
+    "signal N (SIGINT, SIGTERM, SIGHUP are passed on to the trainer first).\n";
+
+RunOptions options_from(const ParsedArgs& parsed) {
+    RunOptions o;
+    o.command = parsed.rest();
+    o.profile = parsed.get("profile");
+    if (auto dir = parsed.get("run-dir")) o.run_dir = *dir;
+    if (auto ladder = parsed.get("ladder")) {
+        o.ladder.order = parse_ladder(*ladder);
+        if (o.ladder.order.empty()) throw UsageError("--ladder", "names no rung");
+    }
+    if (auto min_seq = parsed.get_int("min-seq", 64, 1 << 22)) o.ladder.min_seq = *min_seq;
+    if (auto max_attempts = parsed.get_int("max-attempts", 1, 1000)) o.max_attempts = static_cast<int>(*max_attempts);
+    if (auto grace = parsed.get("grace")) {
+        auto seconds = parse_duration(*grace);
+        if (!seconds) throw UsageError("--grace", seconds.error().message);
+        o.grace_seconds = *seconds;
+    }
+    o.output_dir = parsed.get("output-dir");
+    o.bf16_model = parsed.get("bf16-model");
+    o.force = parsed.has("force");
+    o.fit = parsed.has("fit");
+    o.workload = plan_request_from_args(parsed);
+    o.workload_named_model = o.workload->model.has_value() || o.workload->params.has_value();
+    const auto& w = o.workload->workload;
+    if (w.batch) o.batch_size = *w.batch;
+    if (w.grad_accum) o.grad_accum = *w.grad_accum;
+    if (w.seq) o.seq_len = *w.seq;
+    o.method = w.method;
+    if (parsed.has("model")) o.model = o.workload->model;
+    return o;
+}
+
+int print_profile(const RunOptions& options) {
+    TrainerProfile profile = options.profile ? find_trainer_profile(*options.profile)
+                                             : detect_trainer_profile(load_trainer_profiles(), options.command);
+    auto text = read_file(profile.source);
+    if (!text) throw Failure(profile.source.string(), text.error().message);
+    std::cout << "# " << profile.source.string() << "\n" << *text;
+    return kExitOk;
+}
+
+}  // namespace
+
+int run_main(Args args) {
+    const auto specs = run_options();
+    const ParsedArgs parsed = parse_args(specs, args, /*stop_at_first_positional=*/true);
+    if (parsed.has("help")) {
+        std::cout << format_help("sparkguard run [OPTIONS] -- COMMAND [ARGS...]\n       sparkguard run --resume-run DIR",
+                                 "Supervises a training command: budget check, OOM ladder, telemetry, report.", specs, kEpilog);
+        return kExitOk;
+    }
+    init_logging(parsed.has("quiet") ? Verbosity::quiet : parsed.has("verbose") ? Verbosity::verbose : Verbosity::normal);
+    RunOptions options = options_from(parsed);
+    if (parsed.has("print-default-profile")) return print_profile(options);
+    if (auto resume = parsed.get("resume-run")) {
+        if (!options.command.empty()) throw UsageError("--resume-run", "takes no COMMAND: the run directory remembers it");
+        return resume_supervised(*resume);
+    }
+    if (options.command.empty()) throw UsageError("run", "no trainer command (sparkguard run [OPTIONS] -- COMMAND [ARGS...])");
+    return run_supervised(options);
+}
+
+}  // namespace sg::cli

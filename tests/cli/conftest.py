@@ -1,0 +1,95 @@
+"""Shared helpers for the command-line tests of `sparkguard run`: the binary, real trainers,
+and cleanup of every process and memory cgroup a test creates."""
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+SPARKGUARD = os.environ.get("SPARKGUARD", "sparkguard")
+SOURCE = Path(os.environ.get("SPARKGUARD_SOURCE", Path(__file__).resolve().parents[2]))
+TRAINERS = SOURCE / "tests" / "trainers"
+HF_TRAIN = TRAINERS / "hf_train.py"
+PYTHON = "/usr/bin/python3"
+CGROUP_V1 = Path("/sys/fs/cgroup/memory")
+
+
+def base_env(**extra):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1", SPARKGUARD_PROFILES=str(SOURCE / "profiles"),
+               PATH=f"{SOURCE / 'tests' / 'fakes'}:{os.environ['PATH']}")
+    env.update(extra)
+    return env
+
+
+def sparkguard(*args, cwd=None, env=None, timeout=600, stdin=subprocess.DEVNULL):
+    return subprocess.run([SPARKGUARD, *map(str, args)], cwd=cwd, env=env or base_env(), capture_output=True,
+                          timeout=timeout, stdin=stdin)
+
+
+def read_report(run_dir):
+    return json.loads((Path(run_dir) / "report.json").read_text())
+
+
+def read_events(run_dir):
+    return [json.loads(line) for line in (Path(run_dir) / "events.jsonl").read_text().splitlines()]
+
+
+def read_attempts(output_dir):
+    """What each attempt of hf_train.py ran with, as it wrote it."""
+    return [json.loads(line) for line in (Path(output_dir) / "attempts.jsonl").read_text().splitlines()]
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is dead
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_for(predicate, timeout, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+@pytest.fixture
+def memory_cgroup():
+    """A fresh cgroup v1 memory cgroup; yields (path, set_limit). Removed afterwards, its processes killed."""
+    if not CGROUP_V1.is_dir() or not os.access(CGROUP_V1, os.W_OK):
+        pytest.skip("needs a writable cgroup v1 memory hierarchy (root)")
+    path = CGROUP_V1 / f"sparkguard-test-{os.getpid()}-{time.monotonic_ns()}"
+    path.mkdir()
+
+    def set_limit(limit_bytes):
+        (path / "memory.limit_in_bytes").write_text(str(limit_bytes))
+        memsw = path / "memory.memsw.limit_in_bytes"
+        if memsw.exists():
+            memsw.write_text(str(limit_bytes))
+
+    try:
+        yield path, set_limit
+    finally:
+        for _ in range(50):
+            pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
