@@ -13,6 +13,7 @@
 namespace sg {
 
 TrainLog::TrainLog(const std::filesystem::path& path) : path_(path) {
+    stamp_now();
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) throw Failure(path.string(), errno_text(errno));
 }
@@ -22,18 +23,18 @@ TrainLog::~TrainLog() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-const std::string& TrainLog::timestamp() {
+void TrainLog::stamp_now() {
     const auto now = std::chrono::system_clock::now();
     const long long millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
     if (millis != stamp_millis_) {
         stamp_ = rfc3339(now);
         stamp_millis_ = millis;
     }
-    return stamp_;
 }
 
 void TrainLog::line(std::string_view tag, std::string_view text) {
-    buffer_ += timestamp();
+    if (stamp_millis_ < 0) stamp_now();
+    buffer_ += stamp_;
     buffer_ += ' ';
     buffer_ += tag;
     buffer_ += ' ';

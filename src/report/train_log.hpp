@@ -17,17 +17,17 @@ public:
     TrainLog(const TrainLog&) = delete;
     TrainLog& operator=(const TrainLog&) = delete;
 
+    // Reads the clock for the lines that follow (one reading per read of output, not per line).
+    void stamp_now();
     void line(std::string_view tag, std::string_view text);
     void flush();  // hands buffered lines to the kernel
 
 private:
-    const std::string& timestamp();
-
     int fd_ = -1;
     std::filesystem::path path_;
     std::string buffer_;
     std::string stamp_;
-    long long stamp_millis_ = -1;
+    long long stamp_millis_ = -1;  // stamp_ is formatted once per millisecond at most
     bool failed_ = false;
 };
 

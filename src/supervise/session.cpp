@@ -149,6 +149,7 @@ struct Session::Impl {
 
     void read(Pump& pump) {
         pump.pipe.async_read_some(asio::buffer(pump.buffer), [this, &pump](const boost::system::error_code& ec, size_t n) {
+            observer->on_output_chunk_begin();
             if (ec) {
                 pump.splitter.finish([&](std::string_view line, bool complete) { observer->on_line(pump.stream, line, complete); });
                 observer->on_output_chunk_done();

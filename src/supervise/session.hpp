@@ -36,8 +36,10 @@ class AttemptObserver {
 public:
     virtual ~AttemptObserver() = default;
     virtual void on_started(pid_t pid) = 0;
+    // Each read of output: begin (one clock reading serves its lines), its lines, done (flush).
+    virtual void on_output_chunk_begin() = 0;
     virtual void on_line(Stream stream, std::string_view line, bool complete) = 0;
-    virtual void on_output_chunk_done() = 0;  // a read's lines are all delivered: a time to flush
+    virtual void on_output_chunk_done() = 0;
     virtual void on_tick() = 0;
 };
 

@@ -125,7 +125,7 @@ public:
         report_.outcome = "running";
         report_.exit_code.reset();
         events_.write("resume-run", {{"attempts_so_far", report_.attempts.size()}, {"config", to_json(config_)}});
-        log_.line("sparkguard", "resuming the run after sparkguard was stopped; next: " + describe(config_));
+        note("resuming the run after sparkguard was stopped; next: " + describe(config_));
     }
 
     // The budget check before the first launch; an exit code when the run is blocked.
@@ -199,9 +199,14 @@ public:
                                  {"config", to_json(config_)}});
     }
 
+    void on_output_chunk_begin() override {
+        log_.stamp_now();
+        chunk_time_ = monotonic_seconds();
+    }
+
     void on_line(Stream stream, std::string_view line, bool complete) override {
         log_.line(stream == Stream::out ? (complete ? "stdout" : "stdout+") : (complete ? "stderr" : "stderr+"), line);
-        steps_->feed(line, monotonic_seconds());
+        steps_->feed(line, chunk_time_);
         if (auto step = steps_->last_step()) classifier_->mark_step(*step);
         else if (steps_->training_started()) classifier_->mark_training_started();
         classifier_->feed(line);
@@ -257,8 +262,7 @@ private:
                                (record.rung ? " (rung " + std::string(to_string(*record.rung)) + ")" : "") + ": " +
                                describe(config_) + (resume_from ? ", resuming from " + *resume_from : "");
         spdlog::info("{}", headline);
-        log_.line("sparkguard", headline);
-        log_.flush();
+        note(headline);
         report_.attempts.push_back(std::move(record));
         save();
         return report_.attempts.back();
@@ -373,6 +377,13 @@ private:
         return -1;
     }
 
+    // sparkguard's own line in train.log, with its own timestamp.
+    void note(const std::string& text) {
+        log_.stamp_now();
+        log_.line("sparkguard", text);
+        log_.flush();
+    }
+
     void log_skip(const SkippedRung& s) {
         spdlog::info("skipping rung {}: {}", to_string(s.rung), s.why);
         events_.write("skip", {{"rung", to_string(s.rung)}, {"why", s.why}});
@@ -403,8 +414,7 @@ private:
         LaunchCommand final_command = render_command(profile_, options_.command, {config_, std::nullopt, options_.output_dir});
         report_.reproduce = reproduce_line(final_command.argv, final_command.env);
         events_.write("end", {{"outcome", outcome}, {"exit_code", exit_code}, {"summary", summary}});
-        log_.line("sparkguard", outcome + ": " + summary);
-        log_.flush();
+        note(outcome + ": " + summary);
         save();
         if (outcome == "succeeded")
             spdlog::info("{}; report: {}", summary, dir_.report().string());
@@ -451,6 +461,7 @@ private:
     std::deque<MemorySample> recent_;
     double peak_used_ = 0;
     double peak_rss_ = 0;
+    double chunk_time_ = 0;  // monotonic time of the output being delivered
 };
 
 TrainerProfile choose_profile(const RunOptions& options) {
