@@ -23,6 +23,8 @@ std::vector<OptionSpec> run_options() {
         {"min-seq", "N", "shorter-packing stops at this length (default 512)"},
         {"max-attempts", "N", "attempts in all, the first included (default 10)"},
         {"grace", "SECONDS", "after SIGTERM, how long the trainer's tree has before SIGKILL (default 30)"},
+        {"stall-timeout", "DURATION", "no output and no new step for this long is a stall (default 30m; 0: never)"},
+        {"on-hang", "stop|relaunch", "a stall without memory evidence: stop with exit 5 (default), or relaunch"},
         {"output-dir", "DIR", "where the trainer writes checkpoint-N/ (when its profile cannot see it)"},
         {"bf16-model", "PATH", "the bf16 original of a pre-quantised model, for the bf16-lora rung"},
         {"force", "", "launch even when the pre-launch estimate says it does not fit"},
@@ -41,7 +43,8 @@ constexpr const char* kEpilog =
     "unchanged; sparkguard's own messages go to stderr, prefixed \"sparkguard:\".\n\n"
     "exit status: 0 success; the trainer's own code when it failed for a reason that is not OOM\n"
     "(128+N when killed by signal N); 2 usage or configuration error; 3 blocked by the pre-launch\n"
-    "budget check; 4 still out of memory after the last rung; 125 sparkguard's own failure;\n"
+    "budget check; 4 still out of memory after the last rung; 5 the trainer hung (no output and no\n"
+    "step for --stall-timeout, without memory evidence) and was stopped; 125 sparkguard's own failure;\n"
     "126/127 the command could not be executed / was not found; 128+N sparkguard was stopped by\n"
     "signal N (SIGINT, SIGTERM, SIGHUP are passed on to the trainer first).\n";
 
@@ -60,6 +63,16 @@ RunOptions options_from(const ParsedArgs& parsed) {
         auto seconds = parse_duration(*grace);
         if (!seconds) throw UsageError("--grace", seconds.error().message);
         o.grace_seconds = *seconds;
+    }
+    if (auto stall = parsed.get("stall-timeout")) {
+        auto seconds = parse_duration(*stall);
+        if (!seconds) throw UsageError("--stall-timeout", seconds.error().message);
+        o.stall_timeout = *seconds;
+    }
+    if (auto on_hang = parsed.get("on-hang")) {
+        if (*on_hang != "stop" && *on_hang != "relaunch")
+            throw UsageError("--on-hang", "expected stop or relaunch, got '" + *on_hang + "'");
+        o.relaunch_on_hang = *on_hang == "relaunch";
     }
     o.output_dir = parsed.get("output-dir");
     o.bf16_model = parsed.get("bf16-model");

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <set>
@@ -25,6 +27,7 @@
 #include "supervise/prelaunch.hpp"
 #include "supervise/process_tree.hpp"
 #include "supervise/session.hpp"
+#include "supervise/stall_probe.hpp"
 #include "telemetry/meminfo.hpp"
 #include "telemetry/step_tracker.hpp"
 #include "util/clock.hpp"
@@ -98,6 +101,12 @@ struct MemorySample {
 };
 
 class Supervisor final : public AttemptObserver {
+    struct Stall {
+        oom::StallJudgement judgement;
+        oom::StallReadings readings;
+        std::string dump;  // RUN_DIR/stall-N.txt
+    };
+
 public:
     Supervisor(RunOptions options, RunDir dir, TrainerProfile profile)
         : options_(std::move(options)), dir_(std::move(dir)), profile_(std::move(profile)),
@@ -202,10 +211,12 @@ public:
     void on_output_chunk_begin() override {
         log_.stamp_now();
         chunk_time_ = monotonic_seconds();
+        last_output_ = chunk_time_;
     }
 
     void on_line(Stream stream, std::string_view line, bool complete) override {
         log_.line(stream == Stream::out ? (complete ? "stdout" : "stdout+") : (complete ? "stderr" : "stderr+"), line);
+        last_lines_[last_line_count_++ % last_lines_.size()].assign(line.substr(0, 1024));
         steps_->feed(line, chunk_time_);
         if (auto step = steps_->last_step()) classifier_->mark_step(*step);
         else if (steps_->training_started()) classifier_->mark_training_started();
@@ -227,6 +238,7 @@ public:
         peak_rss_ = std::max(peak_rss_, sample.tree_rss);
         recent_.push_back(sample);
         if (recent_.size() > 5) recent_.pop_front();
+        watch_for_stall();
     }
 
 private:
@@ -257,6 +269,9 @@ private:
         watch_.reset();
         recent_.clear();
         peak_used_ = peak_rss_ = 0;
+        stall_.reset();
+        last_line_count_ = 0;
+        last_output_ = monotonic_seconds();
 
         std::string headline = "attempt " + std::to_string(record.n) +
                                (record.rung ? " (rung " + std::string(to_string(*record.rung)) + ")" : "") + ": " +
@@ -331,11 +346,12 @@ private:
             return finish("interrupted", 128 + *exit.forwarded_signal,
                           "stopped by " + signal_name(*exit.forwarded_signal) + "; the trainer's tree was stopped");
         }
+        if (stall_ && exit.stopped_on_request) return end_stalled(record);
         if (exit.exit_code == 0 && !exit.term_signal) {
             record.outcome = "succeeded";
             return finish("succeeded", kExitOk, "succeeded on attempt " + std::to_string(record.n));
         }
-        const oom::Verdict verdict = judge(exit);
+        oom::Verdict verdict = judge(exit);
         if (!verdict.oom) {
             record.outcome = "failed";
             record.evidence = verdict.evidence.empty() ? std::nullopt : std::optional(verdict.evidence);
@@ -343,17 +359,87 @@ private:
                           "the trainer failed (exit " + std::to_string(exit.exit_code) + ") for a reason that is not OOM: " +
                               (verdict.reason.empty() ? "see train.log" : verdict.reason));
         }
+        return record_oom(record, verdict);
+    }
+
+    int record_oom(AttemptRecord& record, const oom::Verdict& verdict) {
         record.outcome = "oom";
         record.oom_kind = std::string(oom::kind_name(verdict.kind));
         if (verdict.phase) record.phase = std::string(oom::phase_name(*verdict.phase));
         if (verdict.confidence) record.confidence = std::string(oom::confidence_name(*verdict.confidence));
-        record.evidence = verdict.evidence;
+        record.evidence = verdict.evidence.empty() ? verdict.reason : verdict.evidence;
         events_.write("oom", {{"attempt", record.n}, {"kind", *record.oom_kind}, {"phase", record.phase ? json(*record.phase) : json()},
                               {"evidence", verdict.evidence}, {"reason", verdict.reason}});
         spdlog::warn("attempt {} ran out of memory ({}{}): {}", record.n, *record.oom_kind,
                      record.phase ? ", during " + std::string(*record.phase == "load" ? "model load" : "training") : "",
-                     verdict.evidence.empty() ? verdict.reason : verdict.evidence);
+                     *record.evidence);
         return climb();
+    }
+
+    // Every tick: has the trainer been silent and stepless for --stall-timeout?
+    void watch_for_stall() {
+        if (options_.stall_timeout <= 0 || stall_) return;
+        const double now = monotonic_seconds();
+        const double active = std::max(last_output_, steps_->last_change_time().value_or(0));
+        if (now - active < options_.stall_timeout) return;
+        oom::StallReadings readings = read_stall(session_.tree(), session_.tree().empty() ? 0 : session_.tree().front());
+        readings.quiet_seconds = now - active;
+        for (const auto& s : recent_)
+            if (s.total > 0)
+                readings.min_available_fraction = std::min(readings.min_available_fraction.value_or(1.0), s.available / s.total);
+        stall_ = Stall{oom::judge_stall(readings), readings, ""};
+        write_stall_dump(*stall_);
+        spdlog::warn("the trainer has stalled ({}); stopping it", stall_->judgement.evidence);
+        session_.request_stop("stalled: " + stall_->judgement.evidence);
+    }
+
+    // RUN_DIR/stall-N.txt: what each process was doing, the last output, py-spy dumps.
+    void write_stall_dump(const Stall& stall) {
+        const int n = static_cast<int>(report_.attempts.size());
+        std::string text = "attempt " + std::to_string(n) + " stalled at " + rfc3339_now() + "\n" +
+                           (stall.judgement.memory ? "memory stall: " : "hang: ") + stall.judgement.evidence + "\n\n" +
+                           "  PID STATE WCHAN                    CPU_S     VM_GB    RSS_GB  LIMIT_GB COMM\n";
+        for (const auto& p : stall.readings.processes) {
+            char row[256];
+            std::snprintf(row, sizeof row, "%5d %-5c %-24s %7.1f %9.3f %9.3f %9s %s\n", p.pid, p.state,
+                          (p.wchan.empty() ? "-" : p.wchan).c_str(), p.cpu_seconds, p.vm_size / kGB, p.rss / kGB,
+                          p.as_limit ? fixed(*p.as_limit / kGB, 3).c_str() : "-", p.comm.c_str());
+            text += row;
+        }
+        text += "\nmemory: " + to_json(stall.readings).dump() + "\n\nlast output lines:\n";
+        const size_t count = std::min(last_line_count_, last_lines_.size());
+        for (size_t i = last_line_count_ - count; i < last_line_count_; ++i) text += "  " + last_lines_[i % last_lines_.size()] + "\n";
+        if (auto dumps = py_spy_dumps(stall.readings.processes); !dumps.empty()) text += "\n" + dumps;
+        const fs::path path = dir_.path / ("stall-" + std::to_string(n) + ".txt");
+        if (auto written = write_file_atomic(path, text); !written) spdlog::error("{}", written.error().message);
+        stall_->dump = path.string();
+    }
+
+    int end_stalled(AttemptRecord& record) {
+        const Stall& stall = *stall_;
+        record.measured["stall"] = to_json(stall.readings);
+        record.notes.push_back("stall details: " + stall.dump);
+        events_.write("stall", {{"attempt", record.n}, {"memory", stall.judgement.memory},
+                                {"evidence", stall.judgement.evidence}, {"details", stall.dump}});
+        if (stall.judgement.memory) {
+            oom::Verdict verdict;
+            verdict.oom = true;
+            verdict.kind = oom::Kind::memory_stall;
+            verdict.phase = steps_->training_started() ? oom::Phase::train : oom::Phase::load;
+            verdict.confidence = oom::Confidence::probable;
+            verdict.reason = stall.judgement.evidence;
+            return record_oom(record, verdict);
+        }
+        record.outcome = "stalled";
+        record.evidence = stall.judgement.evidence;
+        if (!options_.relaunch_on_hang)
+            return finish("stalled", kExitStalled,
+                          "the trainer hung: " + stall.judgement.evidence + " (details in " + stall.dump +
+                              "); --on-hang relaunch would resume it instead");
+        spdlog::warn("the trainer hung; relaunching it with the same configuration (--on-hang relaunch)");
+        pending_rung_.reset();
+        save();
+        return -1;
     }
 
     int climb() {
@@ -462,6 +548,10 @@ private:
     double peak_used_ = 0;
     double peak_rss_ = 0;
     double chunk_time_ = 0;  // monotonic time of the output being delivered
+    double last_output_ = 0;  // monotonic time of the attempt's last output (or its launch)
+    std::array<std::string, 20> last_lines_;  // a ring of the last output lines, for stall reports
+    size_t last_line_count_ = 0;
+    std::optional<Stall> stall_;
 };
 
 TrainerProfile choose_profile(const RunOptions& options) {
@@ -487,6 +577,8 @@ json to_json(const RunOptions& o) {
             {"min_seq", o.ladder.min_seq},
             {"max_attempts", o.max_attempts},
             {"grace_seconds", o.grace_seconds},
+            {"stall_timeout", o.stall_timeout},
+            {"relaunch_on_hang", o.relaunch_on_hang},
             {"tick_seconds", o.tick_seconds},
             {"batch_size", opt(o.batch_size)},
             {"grad_accum", opt(o.grad_accum)},
@@ -514,6 +606,8 @@ RunOptions run_options_from_json(const json& j) {
     o.ladder.min_seq = j.at("min_seq").get<long>();
     o.max_attempts = j.at("max_attempts").get<int>();
     o.grace_seconds = j.at("grace_seconds").get<double>();
+    o.stall_timeout = j.value("stall_timeout", o.stall_timeout);
+    o.relaunch_on_hang = j.value("relaunch_on_hang", false);
     o.tick_seconds = j.value("tick_seconds", 1.0);
     o.batch_size = num("batch_size");
     o.grad_accum = num("grad_accum");

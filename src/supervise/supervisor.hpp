@@ -21,6 +21,8 @@ struct RunOptions {
     LadderSettings ladder;
     int max_attempts = 10;
     double grace_seconds = 30;
+    double stall_timeout = 30 * 60;  // no output and no new step for this long is a stall; 0: never
+    bool relaunch_on_hang = false;   // --on-hang relaunch: resume once more instead of stopping
     double tick_seconds = 1;
     // Starting values: they override the command and give placeholders their values.
     std::optional<long> batch_size;

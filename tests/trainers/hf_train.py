@@ -13,6 +13,11 @@ Packing lengths vary: the first --warmup_steps steps use a quarter of --max_seq_
 use the full length, so a run that does not fit dies mid-training after writing checkpoints.
 --load_in_4bit stands for QLoRA: each step also holds --qlora_overhead_mb of "dequantised" weight
 copies (bitsandbytes dequantises each layer's weights per step), a transient bf16 LoRA lacks.
+--reserve_kb_per_token reserves address space for batch x length tokens before the first matrix
+multiplication (a framework's memory pool sized by the packing length): under a tight
+address-space cap OpenBLAS then cannot map its work buffers and spins forever instead of failing.
+Without it, one small matmul runs first, as every trainer in sparkguard's tests does.
+--hang_at_step N sleeps forever at step N unless resumed (a hang without memory pressure).
 Every attempt appends one JSON line to OUTPUT_DIR/attempts.jsonl saying what it ran with.
 """
 import argparse
@@ -24,8 +29,6 @@ import time
 import torch
 
 torch.set_num_threads(1)
-# OpenBLAS maps its work buffers at its first call; do it before memory gets tight.
-torch.ones(64, 64) @ torch.ones(64, 64)
 
 
 def str2bool(text):
@@ -51,6 +54,8 @@ def parse_args():
     p.add_argument("--qlora_overhead_mb", type=int, default=128)
     p.add_argument("--width", type=int, default=16, help="activation expansion: memory per token")
     p.add_argument("--step_sleep", type=float, default=0.0)
+    p.add_argument("--reserve_kb_per_token", type=int, default=0)
+    p.add_argument("--hang_at_step", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
 
@@ -113,6 +118,13 @@ def progress(step, total, started):
 def main():
     args = parse_args()
     qlora = str2bool(args.load_in_4bit)
+    reserved = None
+    if args.reserve_kb_per_token:
+        tokens = args.per_device_train_batch_size * args.max_seq_length
+        print(f"reserving {tokens * args.reserve_kb_per_token // 1024} MiB for {tokens} tokens", flush=True)
+        reserved = torch.empty(tokens * args.reserve_kb_per_token * 256)  # address space, never touched
+    else:  # OpenBLAS maps its work buffers at its first call; do it before memory gets tight
+        torch.ones(64, 64) @ torch.ones(64, 64)
     torch.manual_seed(args.seed)
     model = TinyLM(width=args.width)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)
@@ -160,6 +172,10 @@ def main():
             save_checkpoint(args, model, optimizer, step, batch, loss_value)
         if args.step_sleep:
             time.sleep(args.step_sleep)
+        if step == args.hang_at_step and start == 0:
+            print(f"step {step}: waiting on a collective that never completes", flush=True)
+            while True:
+                time.sleep(60)
     sys.stderr.write("\n")
     print({"train_runtime": round(time.time() - started, 3), "train_loss": round(loss_value, 4)}, flush=True)
 
