@@ -135,4 +135,15 @@ TEST_CASE("the prefilter literal comes from the pattern or is derived from it", 
 TEST_CASE("bad patterns are rejected with the pattern named", "[steps]") {
     CHECK_THROWS_WITH(with({{"step (\\d+", {}}}), Catch::Contains("step (\\d+"));
     CHECK_THROWS_WITH(with({{"(?<epoch>\\d+)", {}}}), Catch::Contains("unknown group name 'epoch'"));
+    CHECK_THROWS_WITH(with({{"@tqmd", {}}}), Catch::Contains("unknown built-in step pattern '@tqmd'"));
+}
+
+TEST_CASE("built-ins can be listed alongside regexes, in any order", "[steps]") {
+    StepTracker t = with({{"@hf-log", {}}, {R"(iteration (?<step>\d+))", {}}});
+    t.feed("  5%|▌         | 50/1000 [00:10<03:10,  4.98it/s]");
+    CHECK_FALSE(t.training_started());  // @tqdm is not in this list
+    t.feed("iteration 7 done");
+    CHECK(t.last_step() == 7);
+    t.feed("{'loss': 1.0, 'learning_rate': 1e-05, 'epoch': 0.1}");
+    CHECK(t.log_records() == 1);
 }
