@@ -68,7 +68,7 @@ bool has(std::string_view text, std::string_view needle) {
     return ::memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
 }
 
-constexpr std::string_view kExitWords[] = {" code", " status", "_code"};
+constexpr std::string_view kExitWords[] = {" code", " status"};
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
@@ -247,6 +247,35 @@ std::string victim(const OomKillRecord& record) {
     return "pid " + std::to_string(record.pid) + (record.comm.empty() ? "" : " (" + record.comm + ")");
 }
 
+// The kernel named a trainer process, or the trainer's cgroup counted the kill: certain.
+std::optional<Verdict> kernel_confirms(const std::string& killed, const KernelEvidence& kernel, bool in_training) {
+    if (!kernel.trainer_kills.empty()) {
+        const auto& record = kernel.trainer_kills.front();
+        return oom_verdict(record.memcg ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill, Confidence::certain, in_training,
+                           record.text, std::nullopt, killed + " and the kernel's OOM killer killed " + victim(record));
+    }
+    if (kernel.cgroup_oom_kills.value_or(0) > 0)
+        return oom_verdict(Kind::cgroup_oom_kill, Confidence::certain, in_training,
+                           kernel.cgroup_counter + ": oom_kill +" + std::to_string(*kernel.cgroup_oom_kills),
+                           std::nullopt, killed + " and its cgroup's oom_kill counter moved");
+    return std::nullopt;
+}
+
+// The OOM killer acted while the trainer ran, on a process not known as the trainer's: probable.
+std::optional<Verdict> kernel_suggests(const std::string& killed, const KernelEvidence& kernel, bool in_training) {
+    if (!kernel.other_kills.empty()) {
+        const auto& record = kernel.other_kills.front();
+        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, in_training, record.text, std::nullopt,
+                           killed + " while the kernel's OOM killer killed " + victim(record) +
+                               ", a process not known to be the trainer's");
+    }
+    if (kernel.system_oom_kills.value_or(0) > 0)
+        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, in_training,
+                           "/proc/vmstat: oom_kill +" + std::to_string(*kernel.system_oom_kills), std::nullopt,
+                           killed + " while the machine's OOM-kill counter moved");
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view kind_name(Kind kind) {
@@ -410,32 +439,14 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
         return not_oom("no out-of-memory message in " + std::to_string(lines_) + " lines of output and " +
                        exit.describe() + " is not a SIGKILL");
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
-    if (!kernel.trainer_kills.empty()) {
-        const auto& record = kernel.trainer_kills.front();
-        return oom_verdict(record.memcg ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill, Confidence::certain, training_,
-                           record.text, std::nullopt, killed + " and the kernel's OOM killer killed " + victim(record));
-    }
-    if (kernel.cgroup_oom_kills.value_or(0) > 0)
-        return oom_verdict(Kind::cgroup_oom_kill, Confidence::certain, training_,
-                           kernel.cgroup_counter + ": oom_kill +" + std::to_string(*kernel.cgroup_oom_kills), std::nullopt,
-                           killed + " and its cgroup's oom_kill counter moved");
-    if (termination_seen_)
-        return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
-    if (!kernel.other_kills.empty()) {
-        const auto& record = kernel.other_kills.front();
-        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, training_, record.text, std::nullopt,
-                           killed + " while the kernel's OOM killer killed " + victim(record) +
-                               ", a process not known to be the trainer's");
-    }
-    if (kernel.system_oom_kills.value_or(0) > 0)
-        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, training_,
-                           "/proc/vmstat: oom_kill +" + std::to_string(*kernel.system_oom_kills), std::nullopt,
-                           killed + " while the machine's OOM-kill counter moved");
+    if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
+    if (termination_seen_) return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
+    if (auto suggested = kernel_suggests(killed, kernel, training_)) return *suggested;
     if (kernel.could_have_seen_a_kill())
         return not_oom(killed + ", but the kernel recorded no OOM kill while the trainer ran");
-    const std::string unread = kernel.unavailable.empty() ? "no kernel evidence was read"
-                                                          : "no kernel evidence could be read (" +
-                                                                join(kernel.unavailable, "; ") + ")";
+    const std::string unread = kernel.unavailable.empty()
+                                   ? "no kernel evidence was read"
+                                   : "no kernel evidence could be read (" + join(kernel.unavailable, "; ") + ")";
     if (sign_)
         return oom_verdict(sign_->kind, Confidence::probable, sign_->in_training, sign_->text, sign_->line,
                            killed + " (" + when(*sign_) + ") and " + unread +

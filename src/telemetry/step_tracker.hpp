@@ -5,12 +5,12 @@
 //
 // What it recognises is data: a list of StepPattern (regexes or built-in recognisers),
 // default_step_patterns() unless a trainer profile says otherwise. Every line passes a one-pass
-// literal prefilter first; std::regex runs only on lines holding its pattern's literal. A pattern's step is its capture group named "step" (written
-// (?<step>...), which std::regex lacks and the tracker translates) or else its first group;
-// the optional total is the group named "total" or else the second. A pattern with no capture
-// group marks progress without a step number (a Hugging Face log dict, "***** Running training
-// *****"). Data-loading bars ("Loading checkpoint shards: 2/4", "Map: 100/1000 examples") are
-// load phase and match no default pattern.
+// literal prefilter first; std::regex runs only on lines holding its pattern's literal.
+// A regex's step is its capture group named "step" (written (?<step>...), which std::regex lacks
+// and the tracker translates) or else its first group; the optional total is the group named
+// "total" or else the second. A regex with no capture group marks progress without a step number
+// ("***** Running training *****"). Data-loading bars ("Loading checkpoint shards: 2/4",
+// "Map: 100/1000 examples") are load phase and match no default pattern.
 
 #include <optional>
 #include <regex>
@@ -44,7 +44,8 @@ struct StepMatch {
 class StepTracker {
 public:
     StepTracker() : StepTracker(default_step_patterns()) {}
-    // Throws std::invalid_argument naming the pattern when a regex does not compile.
+    // Throws std::invalid_argument naming the pattern when a regex does not compile or a
+    // built-in's name is unknown.
     explicit StepTracker(const std::vector<StepPattern>& patterns);
 
     // One output line. `now` is the caller's clock (seconds), recorded when progress changes.
