@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -39,28 +38,34 @@ constexpr std::string_view kEpilog =
 
 constexpr size_t kChunk = 1 << 20;
 
-int open_log(const std::string& path) {
-    if (path == "-") return STDIN_FILENO;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw UsageError(path, "cannot read: " + errno_text(errno));
-    return fd;
-}
+// The log's descriptor, closed on every way out (standard input is left open).
+class LogFile {
+public:
+    explicit LogFile(const std::string& path)
+        : fd_(path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+        if (fd_ < 0) throw UsageError(path, "cannot read: " + errno_text(errno));
+    }
+    LogFile(const LogFile&) = delete;
+    LogFile& operator=(const LogFile&) = delete;
+    ~LogFile() {
+        if (fd_ != STDIN_FILENO) ::close(fd_);
+    }
+    int fd() const { return fd_; }
+
+private:
+    int fd_;
+};
 
 void read_log(const std::string& path, oom::LogDiagnoser& diagnoser) {
-    const int fd = open_log(path);
+    const LogFile log(path);
     std::vector<char> buffer(kChunk);
     for (;;) {
-        const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+        const ssize_t n = ::read(log.fd(), buffer.data(), buffer.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            const int error = errno;
-            if (fd != STDIN_FILENO) ::close(fd);
-            throw UsageError(path, "cannot read: " + errno_text(error));
-        }
-        if (n == 0) break;
+        if (n < 0) throw UsageError(path, "cannot read: " + errno_text(errno));
+        if (n == 0) return;
         diagnoser.chunk(std::string_view(buffer.data(), static_cast<size_t>(n)));
     }
-    if (fd != STDIN_FILENO) ::close(fd);
 }
 
 nlohmann::json to_json(const oom::LogDiagnosis& d, const ExitStatus& exit) {

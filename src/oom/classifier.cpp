@@ -38,14 +38,20 @@ constexpr std::array kKindNames = {
 };
 
 // Fixed strings one of which every line the rules care about contains; LiteralSet finds them
-// all in one pass, and lines with none (nearly all of them) cost nothing more.
+// all in one pass, and lines with none (nearly all of them, "memory" in a report included) cost
+// nothing more. Each is at least 6 bytes, so the scan skips 5 bytes at a time.
 enum Anchor : int {
-    kEmory, kOfMemory, kAllocFailed, kIlled, kSigkill, kExitcode, kExit, kOomWhen,
-    kCancelled, kSigterm, kGotSignal, kFork, kKilledZh, kAnchorCount
+    kOutOfMemory, kOutOfMemoryCapital, kOutOfMemoryClass, kOutOfMemoryCaps, kMemoryAllocation, kAllocFailed,
+    kOomWhen, kAllocateMemory, kNotEnoughMemory, kMemoryError,
+    kKilled, kKilledLower, kKilledZh, kSigkill, kExitcode, kExitCode, kExitStatus, kExitedWith,
+    kCancelled, kSigterm, kGotSignal, kOsFork, kPopenFork, kForkExec, kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
-    "emory", "OF_MEMORY", "ALLOC_FAILED", "illed", "SIGKILL", "exitcode", "exit", "OOM when",
-    "CANCELLED", "SIGTERM", "got signal", "fork", "\u6740\u6b7b",  // 杀死, in bash's zh_CN "已杀死"
+    "out of memory", "Out of memory", "OutOfMemory", "OUT_OF_MEMORY", "MemoryAllocation", "ALLOC_FAILED",
+    "OOM when", "allocate memory", "not enough memory", "MemoryError",
+    "Killed", "killed", "\u5df2\u6740\u6b7b" /* 已杀死: bash's zh_CN "Killed" */, "SIGKILL", "exitcode", "exit code",
+    "exit status", "exited with",
+    "CANCELLED", "(SIGTERM)", "got signal", "os.fork()", "popen_fork", "fork_exec",
 };
 constexpr uint64_t bit(Anchor anchor) { return uint64_t{1} << anchor; }
 
@@ -62,7 +68,7 @@ bool has(std::string_view text, std::string_view needle) {
     return ::memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
 }
 
-constexpr std::string_view kExitWords[] = {" code", " status", "_code"};
+constexpr std::string_view kExitWords[] = {" code", " status"};
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
@@ -160,9 +166,9 @@ bool shell_killed(std::string_view s) {
 bool sigkill_sign(std::string_view s, uint64_t found) {
     if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL"))) return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
-    if ((found & bit(kExit)) && exit_number_is_sigkill(s)) return true;
-    if (found & bit(kIlled)) return has(s, "killed by signal: Killed") || shell_killed(s);
-    return (found & bit(kKilledZh)) && shell_killed(s);
+    if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith))) && exit_number_is_sigkill(s)) return true;
+    if ((found & bit(kKilled)) && has(s, "killed by signal: Killed")) return true;
+    return (found & (bit(kKilled) | bit(kKilledLower) | bit(kKilledZh))) && shell_killed(s);
 }
 
 bool termination(std::string_view s) {
@@ -178,22 +184,22 @@ struct Rule {
 
 // Allocators' own messages, most specific first ("torch.OutOfMemoryError: HIP out of memory" is HIP).
 const std::array kMessageRules = {
-    Rule{bit(kEmory), Kind::hip, [](std::string_view s) {
+    Rule{bit(kOutOfMemory) | bit(kOutOfMemoryClass), Kind::hip, [](std::string_view s) {
              return has(s, "HIP out of memory") || has(s, "hipErrorOutOfMemory") || has(s, "HIP_ERROR_OutOfMemory");
          }},
-    Rule{bit(kEmory), Kind::mps, [](std::string_view s) { return has(s, "MPS backend out of memory"); }},
-    Rule{bit(kEmory), Kind::nccl, [](std::string_view s) {
+    Rule{bit(kOutOfMemory), Kind::mps, [](std::string_view s) { return has(s, "MPS backend out of memory"); }},
+    Rule{bit(kOutOfMemory), Kind::nccl, [](std::string_view s) {
              return has(s, "out of memory'") && (has(s, "Cuda failure") || has(s, "NCCL"));
          }},
-    Rule{bit(kEmory), Kind::cuda_allocator, cuda_allocator},
-    Rule{bit(kEmory) | bit(kOfMemory), Kind::cuda_runtime, cuda_runtime},
+    Rule{bit(kOutOfMemory) | bit(kOutOfMemoryClass), Kind::cuda_allocator, cuda_allocator},
+    Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCaps) | bit(kMemoryAllocation), Kind::cuda_runtime, cuda_runtime},
     Rule{bit(kAllocFailed), Kind::cublas, [](std::string_view s) { return has(s, "CUBLAS_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kAllocFailed), Kind::cudnn, [](std::string_view s) { return has(s, "CUDNN_STATUS_ALLOC_FAILED"); }},
-    Rule{bit(kEmory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
-    Rule{bit(kEmory) | bit(kOomWhen), Kind::xla, xla},
-    Rule{bit(kEmory), Kind::cpu_allocator, cpu_allocator},
-    Rule{bit(kEmory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
-    Rule{bit(kEmory), Kind::python_memory_error, python_memory_error},
+    Rule{bit(kOutOfMemory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
+    Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOomWhen), Kind::xla, xla},
+    Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
+    Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
+    Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
 };
 
 std::string evidence_text(std::string_view text) {
@@ -232,12 +238,42 @@ Verdict not_oom(std::string reason) {
     return v;
 }
 
-std::string where(const Classifier::Evidence& e) {
-    return "at line " + std::to_string(e.line) + (e.in_training ? ", during training" : ", before training started");
+// The verdict's evidence_line says where; the reason says when.
+std::string when(const Classifier::Evidence& e) {
+    return e.in_training ? "during training" : "before training started";
 }
 
 std::string victim(const OomKillRecord& record) {
     return "pid " + std::to_string(record.pid) + (record.comm.empty() ? "" : " (" + record.comm + ")");
+}
+
+// The kernel named a trainer process, or the trainer's cgroup counted the kill: certain.
+std::optional<Verdict> kernel_confirms(const std::string& killed, const KernelEvidence& kernel, bool in_training) {
+    if (!kernel.trainer_kills.empty()) {
+        const auto& record = kernel.trainer_kills.front();
+        return oom_verdict(record.memcg ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill, Confidence::certain, in_training,
+                           record.text, std::nullopt, killed + " and the kernel's OOM killer killed " + victim(record));
+    }
+    if (kernel.cgroup_oom_kills.value_or(0) > 0)
+        return oom_verdict(Kind::cgroup_oom_kill, Confidence::certain, in_training,
+                           kernel.cgroup_counter + ": oom_kill +" + std::to_string(*kernel.cgroup_oom_kills),
+                           std::nullopt, killed + " and its cgroup's oom_kill counter moved");
+    return std::nullopt;
+}
+
+// The OOM killer acted while the trainer ran, on a process not known as the trainer's: probable.
+std::optional<Verdict> kernel_suggests(const std::string& killed, const KernelEvidence& kernel, bool in_training) {
+    if (!kernel.other_kills.empty()) {
+        const auto& record = kernel.other_kills.front();
+        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, in_training, record.text, std::nullopt,
+                           killed + " while the kernel's OOM killer killed " + victim(record) +
+                               ", a process not known to be the trainer's");
+    }
+    if (kernel.system_oom_kills.value_or(0) > 0)
+        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, in_training,
+                           "/proc/vmstat: oom_kill +" + std::to_string(*kernel.system_oom_kills), std::nullopt,
+                           killed + " while the machine's OOM-kill counter moved");
+    return std::nullopt;
 }
 
 }  // namespace
@@ -289,7 +325,10 @@ void to_json(nlohmann::json& out, const Verdict& v) {
                {"reason", v.reason}};
 }
 
-Classifier::Classifier() : anchors_(kAnchorTexts) {}
+Classifier::Classifier() : anchors_(kAnchorTexts) {
+    for (const auto& anchor : kAnchorTexts)
+        for (size_t i = 1; i + 1 < anchor.size(); ++i) continuations_.set(bigram(anchor[i], anchor[i + 1]));
+}
 
 void Classifier::mark_training_started() { training_ = true; }
 
@@ -328,7 +367,8 @@ bool Classifier::record(Evidence evidence, std::string_view shown) {
 // "cudaMalloc fail" + "ed: out of memory"): tried when this line has an anchor it does not explain
 // by itself, or when an anchor straddles the break.
 bool Classifier::consider_wrapped(std::string_view line, uint64_t found) {
-    if (message_ || tail_.empty() || line.empty() || line.front() == ' ') return false;
+    if (message_ || tail_.empty() || line.size() < 2 || line.front() == ' ') return false;
+    if (!found && !continuations_.test(bigram(line[0], line[1]))) return false;  // starts no anchor's remainder
     const std::string_view tail = std::string_view(tail_).substr(tail_.size() - std::min(tail_.size(), kWrapSeam));
     const std::string_view head = line.substr(0, kWrapSeam);
     for (std::string_view glue : {"", " "}) {
@@ -358,7 +398,7 @@ void Classifier::remember_tail(std::string_view line) {
 }
 
 void Classifier::note_context(uint64_t found, std::string_view line) {
-    if ((found & bit(kFork)) && (has(line, "os.fork()") || has(line, "popen_fork") || has(line, "fork_exec"))) {
+    if (found & (bit(kOsFork) | bit(kPopenFork) | bit(kForkExec))) {
         fork_context_until_ = lines_ + kForkContextLines;
         // Workers' tracebacks interleave: the ENOMEM line may come before its fork() frame.
         if (message_ && message_->kind == Kind::enomem && lines_ - message_->line <= kForkContextLines)
@@ -379,7 +419,7 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uin
             e.kind = Kind::dataloader_fork;
         return e;
     }
-    if ((found & bit(kEmory)) && kernel_record(text)) {
+    if ((found & (bit(kOutOfMemory) | bit(kOutOfMemoryCapital))) && kernel_record(text)) {
         e.kind = has(text, "Memory cgroup") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
         return e;
     }
@@ -394,40 +434,22 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     if (exit.succeeded()) return not_oom("the trainer exited with code 0");
     if (message_)
         return oom_verdict(message_->kind, Confidence::certain, message_->in_training, message_->text, message_->line,
-                           "the trainer printed an out-of-memory message " + where(*message_));
+                           "the trainer printed an out-of-memory message " + when(*message_));
     if (!exit.sigkill() && !sign_)
         return not_oom("no out-of-memory message in " + std::to_string(lines_) + " lines of output and " +
                        exit.describe() + " is not a SIGKILL");
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
-    if (!kernel.trainer_kills.empty()) {
-        const auto& record = kernel.trainer_kills.front();
-        return oom_verdict(record.memcg ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill, Confidence::certain, training_,
-                           record.text, std::nullopt, killed + " and the kernel's OOM killer killed " + victim(record));
-    }
-    if (kernel.cgroup_oom_kills.value_or(0) > 0)
-        return oom_verdict(Kind::cgroup_oom_kill, Confidence::certain, training_,
-                           kernel.cgroup_counter + ": oom_kill +" + std::to_string(*kernel.cgroup_oom_kills), std::nullopt,
-                           killed + " and its cgroup's oom_kill counter moved");
-    if (termination_seen_)
-        return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
-    if (!kernel.other_kills.empty()) {
-        const auto& record = kernel.other_kills.front();
-        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, training_, record.text, std::nullopt,
-                           killed + " while the kernel's OOM killer killed " + victim(record) +
-                               ", a process not known to be the trainer's");
-    }
-    if (kernel.system_oom_kills.value_or(0) > 0)
-        return oom_verdict(Kind::kernel_oom_kill, Confidence::probable, training_,
-                           "/proc/vmstat: oom_kill +" + std::to_string(*kernel.system_oom_kills), std::nullopt,
-                           killed + " while the machine's OOM-kill counter moved");
+    if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
+    if (termination_seen_) return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
+    if (auto suggested = kernel_suggests(killed, kernel, training_)) return *suggested;
     if (kernel.could_have_seen_a_kill())
         return not_oom(killed + ", but the kernel recorded no OOM kill while the trainer ran");
-    const std::string unread = kernel.unavailable.empty() ? "no kernel evidence was read"
-                                                          : "no kernel evidence could be read (" +
-                                                                join(kernel.unavailable, "; ") + ")";
+    const std::string unread = kernel.unavailable.empty()
+                                   ? "no kernel evidence was read"
+                                   : "no kernel evidence could be read (" + join(kernel.unavailable, "; ") + ")";
     if (sign_)
         return oom_verdict(sign_->kind, Confidence::probable, sign_->in_training, sign_->text, sign_->line,
-                           killed + " (" + where(*sign_) + ") and " + unread +
+                           killed + " (" + when(*sign_) + ") and " + unread +
                                ": the kernel's OOM killer is the probable cause");
     return oom_verdict(Kind::sigkill_probable, Confidence::probable, training_, "", std::nullopt,
                        killed + " with no message and " + unread + ": the kernel's OOM killer is the probable cause");

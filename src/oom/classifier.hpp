@@ -12,6 +12,7 @@
 //       classifier.feed(line);
 //   Verdict v = classifier.verdict(ExitStatus::from_wait_status(status), watch.collect(pids));
 
+#include <bitset>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -121,7 +122,10 @@ private:
     void remember_tail(std::string_view line);
     void note_context(uint64_t found, std::string_view line);
 
+    static size_t bigram(char a, char b) { return static_cast<unsigned char>(a) << 8 | static_cast<unsigned char>(b); }
+
     LiteralSet anchors_;
+    std::bitset<65536> continuations_;  // first two bytes of every anchor's remainder after a break
     std::optional<Evidence> message_;  // strongest: the first allocator message not yet survived
     std::optional<Evidence> sign_;     // the first SIGKILL sign not yet survived
     bool termination_seen_ = false;    // a scheduler's SIGTERM or cancellation

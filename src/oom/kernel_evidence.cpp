@@ -146,7 +146,7 @@ std::optional<std::filesystem::path> oom_counter_file(const ProcCgroups& cgroups
                                                       const std::vector<CgroupMount>& mounts) {
     if (const auto* v1 = find_mount(mounts, false); v1 && cgroups.memory_v1) {
         auto relative = relative_to_root(*cgroups.memory_v1, v1->root);
-        if (!relative) return std::nullopt;
+        if (!relative || relative->empty()) return std::nullopt;
         return v1->mount_point / *relative / "memory.oom_control";
     }
     if (const auto* v2 = find_mount(mounts, true); v2 && cgroups.unified && *cgroups.unified != "/") {

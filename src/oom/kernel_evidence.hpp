@@ -77,8 +77,9 @@ struct CgroupMount {
 std::vector<CgroupMount> parse_cgroup_mounts(std::string_view mountinfo);
 
 // The file holding the oom_kill counter of a process's memory cgroup: v1 memory.oom_control
-// when a v1 memory hierarchy is mounted, else v2 memory.events; nullopt when neither applies
-// (the v2 root has no memory.events). Existence is not checked.
+// when a v1 memory hierarchy is mounted, else v2 memory.events. nullopt for a root cgroup (its
+// counter is the whole machine's: /proc/vmstat says that) or when neither applies. Existence is
+// not checked.
 std::optional<std::filesystem::path> oom_counter_file(const ProcCgroups& cgroups,
                                                       const std::vector<CgroupMount>& mounts);
 

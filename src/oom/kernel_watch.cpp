@@ -98,7 +98,7 @@ void KernelWatch::watch_cgroup(int trainer_pid, const Sources& sources) {
     }
     cgroup_counter_ = oom_counter_file(parse_proc_cgroup(*cgroups), parse_cgroup_mounts(*mountinfo));
     if (!cgroup_counter_) {
-        unavailable_.push_back(cgroup_file.string() + ": no memory cgroup with an OOM-kill counter");
+        unavailable_.push_back(cgroup_file.string() + ": no memory cgroup of its own with an OOM-kill counter");
         return;
     }
     auto counter = read_counter(*cgroup_counter_);

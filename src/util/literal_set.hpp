@@ -21,6 +21,8 @@ public:
     const std::vector<std::string>& literals() const { return literals_; }
 
 private:
+    size_t step(std::string_view text, size_t last, uint64_t& found) const;
+
     static constexpr size_t kBuckets = 4096;
     static size_t bucket(unsigned char a, unsigned char b) { return ((a << 4) ^ b) & (kBuckets - 1); }
 

@@ -97,6 +97,7 @@ TEST_CASE("a process's memory cgroup and where its counter lives", "[kernel]") {
         const auto mounts = parse_cgroup_mounts(sample("mountinfo-hybrid.txt"));
         REQUIRE(mounts.size() == 2);
         CHECK(oom_counter_file(cgroups, mounts) == fs::path("/sys/fs/cgroup/memory/batch/job-42/memory.oom_control"));
+        CHECK_FALSE(oom_counter_file(parse_proc_cgroup("4:memory:/\n0::/\n"), mounts));
     }
     SECTION("pure cgroup2: memory.events; the root has none") {
         const auto cgroups = parse_proc_cgroup("0::/user.slice/user-1000.slice/session-2.scope\n");

@@ -100,30 +100,30 @@ TEST_CASE("the change time moves only when the step changes", "[steps]") {
 }
 
 TEST_CASE("patterns are data: named groups, first groups, markers", "[steps]") {
-    StepTracker named = with({{R"(it (?<total>\d+) of ... (?<step>\d+) done)", ""}});
+    StepTracker named = with({{R"(it (?<total>\d+) of ... (?<step>\d+) done)", {}}});
     named.feed("it 300 of ... 7 done");
     CHECK(named.last_step() == 7);
     CHECK(named.total_steps() == 300);
-    StepTracker positional = with({{R"(batch (\d+)/(\d+))", ""}});
+    StepTracker positional = with({{R"(batch (\d+)/(\d+))", {}}});
     positional.feed("train batch 3/9");
     CHECK(positional.last_step() == 3);
     CHECK(positional.total_steps() == 9);
-    StepTracker marker = with({{R"(^=> optimizer step)", ""}});
+    StepTracker marker = with({{R"(^=> optimizer step)", {}}});
     marker.feed("=> optimizer step");
     CHECK(marker.training_started());
     CHECK(marker.log_records() == 1);
-    StepTracker with_lookahead = with({{R"(step (?=\d)(\d+))", ""}});
+    StepTracker with_lookahead = with({{R"(step (?=\d)(\d+))", {}}});
     with_lookahead.feed("step 4");
     CHECK(with_lookahead.last_step() == 4);
 }
 
 TEST_CASE("the prefilter literal comes from the pattern or is derived from it", "[steps]") {
     // A wrong explicit literal hides every line from the regex: the literal really is the gate.
-    StepTracker gated = with({{R"(step (\d+))", "never-present"}});
+    StepTracker gated = with({{R"(step (\d+))", {"never-present"}}});
     gated.feed("step 4");
     CHECK_FALSE(gated.last_step());
     // Derived literals must not demand optional text ("s?", groups, alternations).
-    StepTracker optional = with({{R"(^tick(?:s)? (\d+))", ""}, {R"((?:epoch|iter) (\d+))", ""}, {R"(xy?z (\d+))", ""}});
+    StepTracker optional = with({{R"(^tick(?:s)? (\d+))", {}}, {R"((?:epoch|iter) (\d+))", {}}, {R"(xy?z (\d+))", {}}});
     optional.feed("tick 5");
     CHECK(optional.last_step() == 5);
     optional.feed("iter 6");
@@ -133,6 +133,17 @@ TEST_CASE("the prefilter literal comes from the pattern or is derived from it", 
 }
 
 TEST_CASE("bad patterns are rejected with the pattern named", "[steps]") {
-    CHECK_THROWS_WITH(with({{"step (\\d+", ""}}), Catch::Contains("step (\\d+"));
-    CHECK_THROWS_WITH(with({{"(?<epoch>\\d+)", ""}}), Catch::Contains("unknown group name 'epoch'"));
+    CHECK_THROWS_WITH(with({{"step (\\d+", {}}}), Catch::Contains("step (\\d+"));
+    CHECK_THROWS_WITH(with({{"(?<epoch>\\d+)", {}}}), Catch::Contains("unknown group name 'epoch'"));
+    CHECK_THROWS_WITH(with({{"@tqmd", {}}}), Catch::Contains("unknown built-in step pattern '@tqmd'"));
+}
+
+TEST_CASE("built-ins can be listed alongside regexes, in any order", "[steps]") {
+    StepTracker t = with({{"@hf-log", {}}, {R"(iteration (?<step>\d+))", {}}});
+    t.feed("  5%|▌         | 50/1000 [00:10<03:10,  4.98it/s]");
+    CHECK_FALSE(t.training_started());  // @tqdm is not in this list
+    t.feed("iteration 7 done");
+    CHECK(t.last_step() == 7);
+    t.feed("{'loss': 1.0, 'learning_rate': 1e-05, 'epoch': 0.1}");
+    CHECK(t.log_records() == 1);
 }
