@@ -192,9 +192,9 @@ StepMatch step_word(std::string_view line) {
 StepMatch hf_log_dict(std::string_view line) {
     const std::string_view t = trim(line);
     if (!t.starts_with('{')) return {};
-    for (std::string_view quote : {"'", "\""}) {
-        const std::string lr = std::string(quote) + "learning_rate" + std::string(quote) + ":";
-        const std::string epoch = std::string(quote) + "epoch" + std::string(quote) + ":";
+    static constexpr std::pair<std::string_view, std::string_view> kKeys[] = {{"'learning_rate':", "'epoch':"},
+                                                                              {"\"learning_rate\":", "\"epoch\":"}};
+    for (const auto& [lr, epoch] : kKeys) {
         const size_t at = t.find(lr);
         if (at != std::string_view::npos && t.find(epoch, at) != std::string_view::npos) return {true, std::nullopt, std::nullopt};
     }

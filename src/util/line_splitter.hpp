@@ -2,6 +2,7 @@
 // Splits a byte stream into lines on '\n' and '\r' (a progress bar's update is a line too), in
 // bounded memory: a line longer than the limit comes out in pieces marked incomplete.
 
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,7 @@ public:
                 continue;
             }
             after_cr_ = false;
-            size_t end = i;
-            while (end < data.size() && data[end] != '\n' && data[end] != '\r') ++end;
+            const size_t end = line_end(data, i);
             std::string_view piece = data.substr(i, end - i);
             if (end == data.size()) {
                 keep(piece, emit);
@@ -50,6 +50,17 @@ public:
     }
 
 private:
+    // The next '\n' or '\r' at or after `from`, or data.size(): two memchr scans, since a
+    // carriage return is rare outside progress bars.
+    static size_t line_end(std::string_view data, size_t from) {
+        const char* begin = data.data() + from;
+        const size_t length = data.size() - from;
+        const void* newline = std::memchr(begin, '\n', length);
+        const size_t until = newline ? static_cast<size_t>(static_cast<const char*>(newline) - begin) : length;
+        const void* carriage = std::memchr(begin, '\r', until);
+        return from + (carriage ? static_cast<size_t>(static_cast<const char*>(carriage) - begin) : until);
+    }
+
     template <class Emit>
     void keep(std::string_view piece, Emit& emit) {
         while (partial_.size() + piece.size() > max_line_) {

@@ -1,8 +1,11 @@
 #pragma once
-// Finds which of a few fixed strings occur in a line, in one pass that skips most bytes
-// (Wu-Manber): the cheap prefilter that runs on every output line before any real parsing.
+// Finds which of a few fixed strings occur in a line, in one pass: the cheap prefilter that runs
+// on every output line before any real parsing. Each literal is found through its rarest byte
+// pair in ordinary training output, so a line without any literal costs about one table lookup
+// per byte and almost never a comparison.
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,15 +24,17 @@ public:
     const std::vector<std::string>& literals() const { return literals_; }
 
 private:
-    size_t step(std::string_view text, size_t last, uint64_t& found) const;
+    static uint16_t pair_key(unsigned char a, unsigned char b) { return static_cast<uint16_t>(a << 8 | b); }
 
-    static constexpr size_t kBuckets = 4096;
-    static size_t bucket(unsigned char a, unsigned char b) { return ((a << 4) ^ b) & (kBuckets - 1); }
-
+    struct Anchor {
+        uint16_t key;     // the literal's chosen byte pair
+        uint8_t literal;  // index in literals_
+        uint8_t offset;   // where the pair sits in the literal
+    };
     std::vector<std::string> literals_;
-    size_t window_ = 0;                                  // the shortest literal's length
-    std::array<uint8_t, kBuckets> shift_{};              // how far a window may move on this bigram
-    std::array<std::vector<uint8_t>, kBuckets> ending_;  // literals whose window ends with this bigram
+    std::array<bool, 256> first_{};  // first bytes of the chosen pairs: the cheap first test
+    std::bitset<65536> chosen_;      // pairs some literal is anchored on
+    std::vector<Anchor> anchors_;  // sorted by key
 };
 
 }  // namespace sg
