@@ -29,7 +29,7 @@ std::vector<OptionSpec> run_options() {
         {"bf16-model", "PATH", "the bf16 original of a pre-quantised model, for the bf16-lora rung"},
         {"force", "", "launch even when the pre-launch estimate says it does not fit"},
         {"fit", "", "start from the largest packing length, then batch, that the estimate says fits"},
-        {"quiet", "", "only warnings and errors from sparkguard itself", 'q'},
+        {"quiet", "", "no status line; only warnings and errors from sparkguard itself", 'q'},
         {"verbose", "", "also debug messages", 'v'},
     };
     for (const auto& spec : workload_options()) specs.push_back(spec);
@@ -74,6 +74,7 @@ RunOptions options_from(const ParsedArgs& parsed) {
             throw UsageError("--on-hang", "expected stop or relaunch, got '" + *on_hang + "'");
         o.relaunch_on_hang = *on_hang == "relaunch";
     }
+    o.quiet = parsed.has("quiet");
     o.output_dir = parsed.get("output-dir");
     o.bf16_model = parsed.get("bf16-model");
     o.force = parsed.has("force");

@@ -149,17 +149,17 @@ struct Session::Impl {
 
     void read(Pump& pump) {
         pump.pipe.async_read_some(asio::buffer(pump.buffer), [this, &pump](const boost::system::error_code& ec, size_t n) {
-            observer->on_output_chunk_begin();
+            observer->on_output_chunk_begin(pump.stream);
             if (ec) {
                 pump.splitter.finish([&](std::string_view line, bool complete) { observer->on_line(pump.stream, line, complete); });
-                observer->on_output_chunk_done();
+                observer->on_output_chunk_done(pump.stream, {});
                 pump.open = false;
                 return;
             }
             std::string_view data(pump.buffer.data(), n);
             if (pump.forwarding) pump.forwarding = write_all(pump.forward_fd, data);
             pump.splitter.feed(data, [&](std::string_view line, bool complete) { observer->on_line(pump.stream, line, complete); });
-            observer->on_output_chunk_done();
+            observer->on_output_chunk_done(pump.stream, data);
             read(pump);
         });
     }

@@ -36,10 +36,11 @@ class AttemptObserver {
 public:
     virtual ~AttemptObserver() = default;
     virtual void on_started(pid_t pid) = 0;
-    // Each read of output: begin (one clock reading serves its lines), its lines, done (flush).
-    virtual void on_output_chunk_begin() = 0;
+    // Each read of output: begin (before it is passed on; one clock reading serves its lines),
+    // its lines, done (after; `data` is what was passed on, empty at end of file).
+    virtual void on_output_chunk_begin(Stream stream) = 0;
     virtual void on_line(Stream stream, std::string_view line, bool complete) = 0;
-    virtual void on_output_chunk_done() = 0;
+    virtual void on_output_chunk_done(Stream stream, std::string_view data) = 0;
     virtual void on_tick() = 0;
 };
 

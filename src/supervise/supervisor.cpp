@@ -28,6 +28,7 @@
 #include "supervise/process_tree.hpp"
 #include "supervise/session.hpp"
 #include "supervise/stall_probe.hpp"
+#include "supervise/status_line.hpp"
 #include "telemetry/meminfo.hpp"
 #include "telemetry/step_tracker.hpp"
 #include "util/clock.hpp"
@@ -115,6 +116,7 @@ public:
         report_.profile = profile_.name;
         report_.command = options_.command;
         report_.started = rfc3339_now();
+        status_ = StatusLine::open_on_terminal(options_.quiet);
     }
 
     // For --resume-run: the state a killed sparkguard left behind.
@@ -208,7 +210,7 @@ public:
                                  {"config", to_json(config_)}});
     }
 
-    void on_output_chunk_begin() override {
+    void on_output_chunk_begin(Stream) override {
         log_.stamp_now();
         chunk_time_ = monotonic_seconds();
         last_output_ = chunk_time_;
@@ -223,7 +225,7 @@ public:
         classifier_->feed(line);
     }
 
-    void on_output_chunk_done() override { log_.flush(); }
+    void on_output_chunk_done(Stream, std::string_view) override { log_.flush(); }
 
     void on_tick() override {
         for (pid_t pid : session_.tree()) seen_pids_.insert(pid);
@@ -239,6 +241,8 @@ public:
         recent_.push_back(sample);
         if (recent_.size() > 5) recent_.pop_front();
         watch_for_stall();
+        track_step_rate();
+        if (status_) draw_status();
     }
 
 private:
@@ -270,6 +274,8 @@ private:
         recent_.clear();
         peak_used_ = peak_rss_ = 0;
         stall_.reset();
+        first_step_.reset();
+        steps_per_second_.reset();
         last_line_count_ = 0;
         last_output_ = monotonic_seconds();
 
@@ -374,6 +380,34 @@ private:
                      record.phase ? ", during " + std::string(*record.phase == "load" ? "model load" : "training") : "",
                      *record.evidence);
         return climb();
+    }
+
+    // Steps per second over the attempt, from the first step seen to the latest.
+    void track_step_rate() {
+        auto step = steps_->last_step();
+        auto when = steps_->last_change_time();
+        if (!step || !when) return;
+        if (!first_step_) first_step_ = std::make_pair(*step, *when);
+        if (*when > first_step_->second && *step > first_step_->first)
+            steps_per_second_ = static_cast<double>(*step - first_step_->first) / (*when - first_step_->second);
+    }
+
+    void draw_status() {
+        StatusInfo info;
+        info.attempt = static_cast<int>(report_.attempts.size());
+        if (pending_rung_) info.rung = std::string(to_string(*pending_rung_));
+        info.step = steps_->last_step();
+        info.total_steps = steps_->total_steps();
+        info.steps_per_second = steps_per_second_;
+        if (!recent_.empty() && recent_.back().total > 0) {
+            info.pool_used_gb = (recent_.back().total - recent_.back().available) / kGB;
+            info.pool_total_gb = recent_.back().total / kGB;
+        }
+        const double now = monotonic_seconds();
+        info.elapsed_seconds = now - run_started_;
+        info.quiet_seconds = now - std::max(last_output_, steps_->last_change_time().value_or(0));
+        info.stalled = stall_.has_value();
+        status_->draw(info);
     }
 
     // Every tick: has the trainer been silent and stepless for --stall-timeout?
@@ -552,6 +586,10 @@ private:
     std::array<std::string, 20> last_lines_;  // a ring of the last output lines, for stall reports
     size_t last_line_count_ = 0;
     std::optional<Stall> stall_;
+    std::optional<std::pair<long long, double>> first_step_;  // (step, time) first seen this attempt
+    std::optional<double> steps_per_second_;
+    std::unique_ptr<StatusLine> status_;
+    double run_started_ = monotonic_seconds();
 };
 
 TrainerProfile choose_profile(const RunOptions& options) {

@@ -24,6 +24,7 @@ struct RunOptions {
     double stall_timeout = 30 * 60;  // no output and no new step for this long is a stall; 0: never
     bool relaunch_on_hang = false;   // --on-hang relaunch: resume once more instead of stopping
     double tick_seconds = 1;
+    bool quiet = false;  // no status line, only warnings and errors
     // Starting values: they override the command and give placeholders their values.
     std::optional<long> batch_size;
     std::optional<long> grad_accum;
