@@ -32,7 +32,19 @@ std::vector<OptionSpec> run_options() {
         {"quiet", "", "no status line; only warnings and errors from sparkguard itself", 'q'},
         {"verbose", "", "also debug messages", 'v'},
     };
-    for (const auto& spec : workload_options()) specs.push_back(spec);
+    // In run, the knobs the ladder turns start from the trainer's command unless given here.
+    const std::pair<const char*, const char*> starting[] = {
+        {"model", "the model (overrides the command's; feeds the estimate and {model})"},
+        {"method", "full|lora|qlora (default: what the command's flags say)"},
+        {"batch", "starting per-device batch (default: the command's)"},
+        {"seq", "starting sequence / packing length (default: the command's)"},
+        {"grad-accum", "starting gradient accumulation (default: the command's)"},
+    };
+    for (auto spec : workload_options()) {
+        for (const auto& [name, help] : starting)
+            if (spec.name == name) spec.help = help;
+        specs.push_back(spec);
+    }
     return specs;
 }
 
