@@ -21,8 +21,8 @@ tee_times=(); sg_times=(); sg_rss=()
 for i in 1 2 3 4 5; do
   read -r t _ < <(seconds sh -c "$flood | tee $work/tee.log")
   tee_times+=("$t")
-  read -r t rss < <(seconds "$sparkguard" run -q --run-dir "$work/run$i" -- sh -c "$flood")
-  sg_times+=("$t"); sg_rss+=("$rss")
+  read -r t _ < <(seconds "$root/scripts/bench/peak_rss.sh" "$work/rss" "$sparkguard" run -q --run-dir "$work/run$i" -- sh -c "$flood")
+  sg_times+=("$t"); sg_rss+=("$(cat "$work/rss")")
   rm -rf "$work/run$i" "$work/tee.log"
 done
 tee_median=$(printf '%s\n' "${tee_times[@]}" | median)

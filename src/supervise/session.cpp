@@ -16,6 +16,7 @@
 #include "supervise/boost_process.hpp"
 #include "supervise/executable.hpp"
 #include "supervise/process_tree.hpp"
+#include "util/clock.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/line_splitter.hpp"
@@ -242,6 +243,7 @@ AttemptExit Session::run(const AttemptSpec& spec, AttemptObserver& observer) {
     process.async_wait([&](const boost::system::error_code&, int) {
         const int status = process.native_exit_code();  // the portable code hides whether it was a signal
         attempt.exited = true;
+        attempt.result.died_at = rfc3339_now();
         attempt.tick.cancel();
         attempt.grace.cancel();
         if (WIFSIGNALED(status)) {

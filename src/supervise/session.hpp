@@ -29,6 +29,7 @@ struct AttemptExit {
     std::optional<int> forwarded_signal;  // a signal sparkguard received and passed on
     bool stopped_on_request = false;      // request_stop() was called
     std::string stop_reason;
+    std::string died_at;                  // RFC 3339: when the leader's exit was seen
 };
 
 // Called on the event loop; keep the work small (on_line runs for every line of output).

@@ -341,11 +341,12 @@ private:
 
     // Returns the exit code when the run is over, -1 to go on with the next attempt.
     int end_attempt(AttemptRecord& record, const AttemptExit& exit) {
-        record.ended = rfc3339_now();
+        record.ended = exit.died_at;
         record.exit_code = exit.exit_code;
         record.last_step = steps_->last_step();
         record.measured = {{"peak_pool_used_gb", peak_used_ / kGB}, {"peak_trainer_rss_gb", peak_rss_ / kGB}};
-        events_.write("exit", {{"attempt", record.n}, {"exit_code", exit.exit_code}, {"last_step", json(record.last_step ? json(*record.last_step) : json())}});
+        events_.write("exit", {{"attempt", record.n}, {"exit_code", exit.exit_code}, {"died", exit.died_at},
+                               {"last_step", record.last_step ? json(*record.last_step) : json()}});
 
         if (exit.forwarded_signal) {
             record.outcome = "interrupted";
