@@ -45,10 +45,7 @@ else:
 print(json.dumps(out))
 )py";
 
-std::string basename_of(std::string_view path) {
-    auto slash = path.rfind('/');
-    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
+std::string basename_of(std::string_view path) { return std::filesystem::path(path).filename().string(); }
 
 bool is_python_name(std::string_view name) {
     if (name.rfind("python", 0) != 0) return false;

@@ -52,11 +52,13 @@ bool names_a_workload(const std::optional<accounting::PlanRequest>& workload) {
     return workload && (workload->model || workload->params);
 }
 
-Hardware read_hardware(const accounting::MachineState& machine, const accounting::PlatformProfile& profile) {
+Hardware read_hardware(const accounting::MachineState& machine, const accounting::PlatformProfile& profile,
+                       const telemetry::GpuSource& gpu) {
     Hardware hw;
     hw.gpus = machine.gpus.gpus;
     hw.gpu_problem = machine.gpus.problem;
-    if (!hw.gpus.empty())
+    if (gpu.nvml) hw.cuda_version = gpu.nvml->cuda_version();
+    if (!hw.gpus.empty() && !hw.cuda_version)
         if (auto cuda = probe_cuda_version()) hw.cuda_version = *cuda;
     hw.cpu_arch = cpu_architecture();
     hw.platform = platform_name(profile, machine);
@@ -79,8 +81,8 @@ PreflightReadings read_preflight(const PreflightRequest& request) {
     PreflightReadings r;
     r.machine = accounting::read_machine();
     r.profile = accounting::detect_platform(accounting::load_platforms(), r.machine);
-    r.hardware = read_hardware(r.machine, r.profile);
     telemetry::GpuSource gpu = telemetry::probe_gpu_source();
+    r.hardware = read_hardware(r.machine, r.profile, gpu);
     r.gpus_now = gpu.first;
     r.gpu_telemetry = std::string(gpu.kind());
     r.gpu_telemetry_problem = gpu.reason;

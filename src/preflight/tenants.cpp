@@ -20,10 +20,7 @@ constexpr double kGB = 1e9;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr size_t kCommandShown = 160;
 
-std::string basename_of(std::string_view path) {
-    auto slash = path.rfind('/');
-    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
+std::string basename_of(std::string_view path) { return std::filesystem::path(path).filename().string(); }
 
 bool contains(const std::string& haystack, std::string_view needle) { return haystack.find(needle) != std::string::npos; }
 

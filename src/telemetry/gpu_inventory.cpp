@@ -86,15 +86,23 @@ Result<std::string> parse_cuda_version(std::string_view version_output) {
             if (!value.empty()) return std::string(value);
         }
     }
-    return make_error("nvidia-smi --version: no \"CUDA Version\" line");
+    return make_error("nvidia-smi: no \"CUDA Version\" line");
 }
 
 Result<std::string> probe_cuda_version(double timeout_seconds) {
-    auto run = capture_output({"nvidia-smi", "--version"}, timeout_seconds);
-    if (!run) return make_error("nvidia-smi: " + run.error().message);
-    if (run->timed_out || run->exit_code != 0)
-        return make_error("nvidia-smi --version exited " + std::to_string(run->exit_code));
-    return parse_cuda_version(run->out);
+    // R610's --version has no CUDA line; the header of -q has it in every generation.
+    Error last = make_error("nvidia-smi: no CUDA version");
+    for (const auto& args : {std::vector<std::string>{"nvidia-smi", "--version"},
+                             std::vector<std::string>{"nvidia-smi", "-q", "-d", "COMPUTE"}}) {
+        auto run = capture_output(args, timeout_seconds);
+        if (!run) return make_error("nvidia-smi: " + run.error().message);
+        if (run->timed_out || run->exit_code != 0)
+            return make_error(join(args, " ") + " exited " + std::to_string(run->exit_code));
+        auto version = parse_cuda_version(run->out);
+        if (version) return version;
+        last = version.error();
+    }
+    return last;
 }
 
 }  // namespace sg

@@ -38,7 +38,8 @@ Result<std::vector<GpuInfo>> parse_gpu_query(std::string_view csv,
 // not know compute_cap); never throws: a missing tool or driver gives no GPUs and a problem.
 GpuInventory probe_gpus(double timeout_seconds = 10);
 
-// The CUDA version the driver supports, from `nvidia-smi --version` ("CUDA Version : 13.0").
+// The CUDA version the driver supports: "CUDA Version : 13.0" in `nvidia-smi --version`, else
+// in the header of `nvidia-smi -q` ("CUDA UMD Version" from R610 on).
 Result<std::string> parse_cuda_version(std::string_view version_output);
 Result<std::string> probe_cuda_version(double timeout_seconds = 10);
 

@@ -86,11 +86,19 @@ def test_an_old_driver_still_answers(tmp_path):
     assert report["checks"]["G4"].startswith("info: 35 C, 41.2 W of a 300 W cap")
 
 
+def test_a_driver_whose_version_line_has_no_cuda(tmp_path):
+    result, report = preflight(tmp_path, fake_gpu="rtx-pro-610")
+    assert result.returncode == 0, result.stderr
+    assert report["details"]["hardware"]["cuda_version"] == "13.2"
+    assert "(compute 12.0, Blackwell), driver 610.43.02, CUDA 13.2" in report["checks"]["hardware"]
+
+
 @pytest.mark.skipif(not FAKE_NVML, reason="needs the fake NVML library built with the tests")
 def test_nvml_is_preferred_when_it_loads(tmp_path):
     result, report = preflight(tmp_path, fake_gpu="gb10", SPARKGUARD_NVML_LIBRARY=FAKE_NVML, SPARKGUARD_FAKE_NVML="gb10")
     assert result.returncode == 0, result.stderr
     assert report["details"]["hardware"]["gpu_telemetry"] == "nvml"
+    assert report["details"]["hardware"]["cuda_version"] == "13.0"  # nvmlSystemGetCudaDriverVersion_v2
     assert report["checks"]["G4"] == "info: 41 C, 11.6 W of a 100 W cap, 0% busy"
 
 

@@ -29,7 +29,7 @@ private:
 
 inline std::string fakes_dir() { return SPARKGUARD_TEST_DATA "/../fakes"; }
 
-// The fake nvidia-smi for one machine: gb10 | rtx4090 | a100-80 | two-a100 | v100-470 | none.
+// The fake nvidia-smi for one machine: gb10 | rtx4090 | a100-80 | two-a100 | v100-470 | rtx-pro-610 | none.
 struct FakeNvidiaSmi {
     ScopedEnv path{"PATH", fakes_dir() + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "")};
     ScopedEnv scenario;

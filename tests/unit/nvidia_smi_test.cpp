@@ -200,6 +200,10 @@ TEST_CASE("the driver's CUDA version comes from nvidia-smi --version", "[gpu_inv
         CHECK(*probe_cuda_version() == "12.4");
     }
     {
+        FakeNvidiaSmi fake("rtx-pro-610");  // no CUDA line in --version: the -q header says "CUDA UMD Version"
+        CHECK(*probe_cuda_version() == "13.2");
+    }
+    {
         FakeNvidiaSmi fake("none");
         CHECK_FALSE(probe_cuda_version());
     }
