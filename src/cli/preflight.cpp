@@ -42,7 +42,7 @@ int preflight_main(Args args) {
     const nlohmann::json report = preflight::run_preflight(request);
     const std::string output = parsed.get("output").value_or("env-report.json");
     if (auto written = write_file_atomic(output, report.dump(2) + "\n"); !written)
-        throw Failure("env-report.json", written.error().message);
+        throw UsageError("--output", written.error().message);
     if (parsed.has("json")) std::cout << report.dump(2) << "\n";
     else std::cout << preflight::format_env_report(report) << "report: " << output << "\n";
     return preflight::preflight_exit_code(report);

@@ -198,6 +198,13 @@ def test_usage_errors_exit_2(tmp_path, args):
     assert report is None
 
 
+def test_an_unwritable_report_path_is_a_usage_error(tmp_path):
+    result = sparkguard("preflight", "-o", tmp_path / "missing" / "env-report.json", cwd=tmp_path,
+                        env=base_env(SPARKGUARD_FAKE_GPU="none"))
+    assert result.returncode == 2
+    assert b"--output: " in result.stderr and b"missing/env-report.json" in result.stderr
+
+
 def test_help_lists_the_options(tmp_path):
     result = sparkguard("preflight", "--help", cwd=tmp_path)
     assert result.returncode == 0
