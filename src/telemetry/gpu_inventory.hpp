@@ -29,10 +29,18 @@ struct GpuInventory {
 // The --query-gpu fields parse_gpu_query expects, in order.
 const std::vector<std::string>& gpu_query_fields();
 
-// Parses `nvidia-smi --query-gpu=<gpu_query_fields> --format=csv,noheader,nounits` output.
-Result<std::vector<GpuInfo>> parse_gpu_query(std::string_view csv);
+// Parses `nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits` output; `fields` may
+// lack some of gpu_query_fields() (a driver that refused them): those values are empty.
+Result<std::vector<GpuInfo>> parse_gpu_query(std::string_view csv,
+                                             const std::vector<std::string>& fields = gpu_query_fields());
 
-// Runs nvidia-smi (from PATH) once; never throws: a missing tool or driver gives no GPUs and a problem.
+// Runs nvidia-smi (from PATH) once, leaving out fields an old driver refuses (an R470 driver does
+// not know compute_cap); never throws: a missing tool or driver gives no GPUs and a problem.
 GpuInventory probe_gpus(double timeout_seconds = 10);
+
+// The CUDA version the driver supports: "CUDA Version : 13.0" in `nvidia-smi --version`, else
+// in the header of `nvidia-smi -q` ("CUDA UMD Version" from R610 on).
+Result<std::string> parse_cuda_version(std::string_view version_output);
+Result<std::string> probe_cuda_version(double timeout_seconds = 10);
 
 }  // namespace sg

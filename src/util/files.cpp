@@ -30,8 +30,6 @@ Result<std::string> read_file_prefix(const fs::path& path, size_t limit) {
     return data;
 }
 
-namespace {
-
 Status write_all(int fd, std::string_view content, const fs::path& path) {
     while (!content.empty()) {
         ssize_t n = ::write(fd, content.data(), content.size());
@@ -41,8 +39,6 @@ Status write_all(int fd, std::string_view content, const fs::path& path) {
     }
     return Ok{};
 }
-
-}  // namespace
 
 Status write_file_atomic(const fs::path& path, std::string_view content) {
     fs::path temp = path;

@@ -1,28 +1,11 @@
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <string>
-
+#include "fake_gpu.hpp"
 #include "telemetry/gpu_inventory.hpp"
 
 using namespace sg;
 
-namespace {
-
-// Puts tests/fakes first on PATH and picks the fake's machine for one scope.
-struct FakeNvidiaSmi {
-    std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
-    explicit FakeNvidiaSmi(const char* scenario) {
-        ::setenv("PATH", (std::string(SPARKGUARD_TEST_DATA "/../fakes:") + old_path).c_str(), 1);
-        ::setenv("SPARKGUARD_FAKE_GPU", scenario, 1);
-    }
-    ~FakeNvidiaSmi() {
-        ::setenv("PATH", old_path.c_str(), 1);
-        ::unsetenv("SPARKGUARD_FAKE_GPU");
-    }
-};
-
-}  // namespace
+using test::FakeNvidiaSmi;
 
 TEST_CASE("GB10's [N/A] memory fields become empty, not a crash", "[gpu_inventory]") {
     auto gpus = parse_gpu_query("0, NVIDIA GB10, GPU-5f0e, [N/A], [N/A], 12.1, 580.95.05\n");
