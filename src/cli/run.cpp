@@ -25,6 +25,7 @@ std::vector<OptionSpec> run_options() {
         {"grace", "SECONDS", "after SIGTERM, how long the trainer's tree has before SIGKILL (default 30)"},
         {"stall-timeout", "DURATION", "no output and no new step for this long is a stall (default 30m; 0: never)"},
         {"on-hang", "stop|relaunch", "a stall without memory evidence: stop with exit 5 (default), or relaunch"},
+        {"thermal-interval", "SECONDS", "seconds between thermal.csv rows (default 30; 1 at least)"},
         {"output-dir", "DIR", "where the trainer writes checkpoint-N/ (when its profile cannot see it)"},
         {"bf16-model", "PATH", "the bf16 original of a pre-quantised model, for the bf16-lora rung"},
         {"force", "", "launch even when the pre-launch estimate says it does not fit"},
@@ -87,6 +88,11 @@ RunOptions options_from(const ParsedArgs& parsed) {
         o.relaunch_on_hang = *on_hang == "relaunch";
     }
     o.quiet = parsed.has("quiet");
+    if (auto text = parsed.get("thermal-interval")) {
+        auto seconds = parse_duration(*text);
+        if (!seconds || *seconds < 1) throw UsageError("--thermal-interval", "expected at least 1 second, got '" + *text + "'");
+        o.thermal_interval = *seconds;
+    }
     o.output_dir = parsed.get("output-dir");
     o.bf16_model = parsed.get("bf16-model");
     o.force = parsed.has("force");

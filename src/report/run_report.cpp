@@ -105,6 +105,7 @@ json to_json(const RunReport& r) {
         {"final_config", r.final_config ? to_json(*r.final_config) : json()},
         {"reproduce", r.reproduce},
         {"plan", r.plan},
+        {"telemetry", r.telemetry},
     };
 }
 
@@ -123,6 +124,7 @@ RunReport report_from_json(const json& j) {
         if (j.contains("final_config") && !j["final_config"].is_null()) r.final_config = train_config_from_json(j["final_config"]);
         r.reproduce = j.value("reproduce", "");
         r.plan = j.value("plan", json());
+        r.telemetry = j.value("telemetry", json());
         return r;
     } catch (const json::exception& e) {
         throw UsageError("report.json", e.what());

@@ -46,6 +46,7 @@ struct RunReport {
     std::string reproduce;  // a shell command line that runs the final configuration directly
     std::string summary;    // one sentence: what happened and, when it failed, what is left
     nlohmann::json plan;    // the pre-launch estimate, when there was one
+    nlohmann::json telemetry;  // thermal.csv summed up: peak temperature, power, time at the cap
 };
 
 nlohmann::json to_json(const AttemptRecord& attempt);

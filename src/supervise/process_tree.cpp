@@ -49,16 +49,18 @@ std::vector<ProcStat> list_processes() {
     return table;
 }
 
-std::vector<pid_t> descendants(const std::vector<ProcStat>& table, pid_t root, pid_t pgid) {
+std::vector<pid_t> descendants(const std::vector<ProcStat>& table, pid_t root, pid_t pgid,
+                               const std::vector<pid_t>& excluded) {
     std::multimap<pid_t, pid_t> children;
     for (const auto& p : table) children.emplace(p.ppid, p.pid);
+    auto is_excluded = [&](pid_t pid) { return std::find(excluded.begin(), excluded.end(), pid) != excluded.end(); };
     std::set<pid_t> tree;
     std::vector<pid_t> pending = {root};
     while (!pending.empty()) {
         auto [begin, end] = children.equal_range(pending.back());
         pending.pop_back();
         for (auto it = begin; it != end; ++it)
-            if (tree.insert(it->second).second) pending.push_back(it->second);
+            if (!is_excluded(it->second) && tree.insert(it->second).second) pending.push_back(it->second);
     }
     for (const auto& p : table)
         if (pgid > 0 && p.pgid == pgid) tree.insert(p.pid);
@@ -66,7 +68,9 @@ std::vector<pid_t> descendants(const std::vector<ProcStat>& table, pid_t root, p
     return {tree.begin(), tree.end()};
 }
 
-std::vector<pid_t> descendants(pid_t root, pid_t pgid) { return descendants(list_processes(), root, pgid); }
+std::vector<pid_t> descendants(pid_t root, pid_t pgid, const std::vector<pid_t>& excluded) {
+    return descendants(list_processes(), root, pgid, excluded);
+}
 
 double rss_bytes(pid_t pid) {
     auto text = read_file_prefix("/proc/" + std::to_string(pid) + "/status", 8192);
@@ -82,10 +86,11 @@ void signal_processes(pid_t pgid, const std::vector<pid_t>& pids, int sig) {
         if (pid > 0) ::kill(pid, sig);
 }
 
-void reap_adopted_children(pid_t keep) {
+void reap_adopted_children(const std::vector<pid_t>& keep) {
     const pid_t self = ::getpid();
     for (const auto& p : list_processes())
-        if (p.ppid == self && p.pid != keep && p.state == 'Z') ::waitpid(p.pid, nullptr, WNOHANG);
+        if (p.ppid == self && p.state == 'Z' && std::find(keep.begin(), keep.end(), p.pid) == keep.end())
+            ::waitpid(p.pid, nullptr, WNOHANG);
 }
 
 }  // namespace sg

@@ -103,6 +103,34 @@ struct Session::Impl {
     std::optional<int> received;
     std::vector<pid_t> tree;
 
+    struct Helper {
+        Helper(asio::io_context& ctx) : pipe(ctx) {}
+        asio::readable_pipe pipe;
+        std::optional<bp::process> process;
+        LineSplitter splitter;
+        std::array<char, 8192> buffer{};
+        std::function<void(std::string_view)> on_line;
+        std::function<void(int)> on_exit;
+        pid_t pid = -1;
+        bool running = false;
+    };
+    std::vector<std::unique_ptr<Helper>> helpers;
+
+    std::vector<pid_t> helper_pids() const {
+        std::vector<pid_t> pids;
+        for (const auto& h : helpers)
+            if (h->running) pids.push_back(h->pid);
+        return pids;
+    }
+
+    void read_helper(Helper& h) {
+        h.pipe.async_read_some(asio::buffer(h.buffer), [this, &h](const boost::system::error_code& ec, size_t n) {
+            if (ec) return;
+            h.splitter.feed(std::string_view(h.buffer.data(), n), [&](std::string_view line, bool) { h.on_line(line); });
+            read_helper(h);
+        });
+    }
+
     struct Attempt {
         Attempt(asio::io_context& ctx) : out(ctx, STDOUT_FILENO, Stream::out), err(ctx, STDERR_FILENO, Stream::err),
                                          tick(ctx), grace(ctx), linger(ctx) {}
@@ -145,7 +173,13 @@ struct Session::Impl {
     }
 
     void refresh_tree() {
-        if (attempt) tree = descendants(::getpid(), attempt->pid);
+        if (attempt) tree = descendants(::getpid(), attempt->pid, helper_pids());
+    }
+
+    std::vector<pid_t> keep_unreaped() const {
+        std::vector<pid_t> keep = helper_pids();
+        if (attempt) keep.push_back(attempt->pid);
+        return keep;
     }
 
     void read(Pump& pump) {
@@ -170,7 +204,7 @@ struct Session::Impl {
         attempt->tick.async_wait([this](const boost::system::error_code& ec) {
             if (ec || !attempt || attempt->exited) return;
             refresh_tree();
-            reap_adopted_children(attempt->pid);
+            reap_adopted_children(keep_unreaped());
             observer->on_tick();
             tick();
         });
@@ -180,14 +214,14 @@ struct Session::Impl {
     // next attempt gets its memory and the pipes reach end of file.
     void clean_up_after_leader() {
         refresh_tree();
-        reap_adopted_children(-1);
+        reap_adopted_children(helper_pids());
         if (!tree.empty()) signal_processes(attempt->pid, tree, SIGTERM);
         attempt->linger.expires_after(1s);
         attempt->linger.async_wait([this](const boost::system::error_code& ec) {
             if (ec || !attempt) return;
             refresh_tree();
             if (!tree.empty()) signal_processes(attempt->pid, tree, SIGKILL);
-            reap_adopted_children(-1);
+            reap_adopted_children(helper_pids());
             // A process that escaped the tree can hold the pipes open forever; stop reading.
             attempt->linger.expires_after(2s);
             attempt->linger.async_wait([this](const boost::system::error_code& ec2) {
@@ -206,7 +240,41 @@ Session::Session() : impl_(std::make_unique<Impl>()) {
     impl_->arm_signals();
 }
 
-Session::~Session() = default;
+Session::~Session() {
+    for (auto& h : impl_->helpers)
+        if (h->running) ::kill(h->pid, SIGTERM);
+    for (auto& h : impl_->helpers)
+        if (h->running) {
+            h->on_exit = nullptr;  // the session is ending: not a failure to report
+            ::waitpid(h->pid, nullptr, 0);
+        }
+}
+
+Status Session::start_helper(const std::vector<std::string>& argv, std::function<void(std::string_view)> on_line,
+                             std::function<void(int)> on_exit) {
+    auto exe = resolve_executable(argv.at(0), nullptr);
+    if (!exe) return exe.error();
+    auto helper = std::make_unique<Impl::Helper>(impl_->ctx);
+    TrainerSetup setup({});
+    boost::system::error_code ec;
+    helper->process.emplace(bp::default_process_launcher()(impl_->ctx.get_executor(), ec, *exe,
+                                                           std::vector<std::string>(argv.begin() + 1, argv.end()),
+                                                           bp::process_stdio{nullptr, helper->pipe, nullptr}, setup));
+    if (ec) return make_error(argv[0] + ": " + ec.message());
+    Impl::Helper& h = *helper;
+    h.pid = h.process->id();
+    h.running = true;
+    h.on_line = std::move(on_line);
+    h.on_exit = std::move(on_exit);
+    impl_->read_helper(h);
+    h.process->async_wait([&h](const boost::system::error_code&, int) {
+        h.running = false;
+        const int status = h.process->native_exit_code();
+        if (h.on_exit) h.on_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+    });
+    impl_->helpers.push_back(std::move(helper));
+    return Ok{};
+}
 
 AttemptExit Session::run(const AttemptSpec& spec, AttemptObserver& observer) {
     int code = kExitNotFound;

@@ -5,12 +5,15 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "util/result.hpp"
 
 namespace sg {
 
@@ -67,8 +70,16 @@ public:
     // A SIGINT/SIGTERM/SIGHUP received so far (during or between attempts).
     std::optional<int> received_signal();
 
-    // Waits `seconds` while still noticing signals; returns early when one arrives.
+    // Waits `seconds` while still noticing signals (and serving helpers); returns early when a
+    // signal arrives.
     void sleep(double seconds);
+
+    // A long-lived helper process of sparkguard's own (nvidia-smi's sampling loop) on this event
+    // loop, across attempts and outside the trainer's tree: each line of its stdout goes to
+    // `on_line`, its end to `on_exit` (exit code, 128+N for a signal). It runs in its own process
+    // group and is stopped when the session ends. Errors when it cannot be started.
+    Status start_helper(const std::vector<std::string>& argv, std::function<void(std::string_view)> on_line,
+                        std::function<void(int)> on_exit);
 
 private:
     struct Impl;

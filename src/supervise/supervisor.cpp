@@ -29,6 +29,9 @@
 #include "supervise/session.hpp"
 #include "supervise/stall_probe.hpp"
 #include "supervise/status_line.hpp"
+#include "supervise/telemetry_recorder.hpp"
+#include "preflight/host.hpp"
+#include "preflight/preflight.hpp"
 #include "telemetry/meminfo.hpp"
 #include "telemetry/step_tracker.hpp"
 #include "util/clock.hpp"
@@ -65,12 +68,6 @@ std::string describe(const TrainConfig& c) {
     if (c.method) parts.push_back(std::string(accounting::name(*c.method)));
     if (c.drop_caches) parts.push_back("caches dropped");
     return parts.empty() ? "the command as given" : join(parts, ", ");
-}
-
-std::string why_no_drop_caches() {
-    if (::geteuid() != 0) return "not root: cannot write /proc/sys/vm/drop_caches";
-    if (::access("/proc/sys/vm/drop_caches", W_OK) != 0) return "/proc/sys/vm/drop_caches is not writable here (a container?)";
-    return "";
 }
 
 // sync, then 3 into drop_caches: page cache and slab go back to the pool.
@@ -139,28 +136,32 @@ public:
         note("resuming the run after sparkguard was stopped; next: " + describe(config_));
     }
 
-    // The budget check before the first launch; an exit code when the run is blocked.
+    // Before the first launch: the budget check (an exit code when the run is blocked), the
+    // environment checks into env-report.json, and the telemetry.
     std::optional<int> prelaunch() {
-        if (!options_.workload) return std::nullopt;
-        PrelaunchPlan pre = plan_first_attempt(*options_.workload, options_.workload_named_model, config_);
-        if (!pre.plan) {
-            spdlog::info("no pre-launch estimate: {}", pre.skipped_because);
-            events_.write("plan", {{"skipped", pre.skipped_because}});
-            return std::nullopt;
+        std::optional<int> blocked;
+        std::optional<accounting::PlanRequest> request;
+        if (options_.workload) {
+            PrelaunchPlan pre = plan_first_attempt(*options_.workload, options_.workload_named_model, config_);
+            if (pre.plan) {
+                blocked = check_budget(*pre.plan);
+                request = request_for(*pre.request, config_);  // with --fit's configuration
+            } else {
+                spdlog::info("no pre-launch estimate: {}", pre.skipped_because);
+                events_.write("plan", {{"skipped", pre.skipped_because}});
+            }
         }
-        accounting::Plan plan = *pre.plan;
+        write_env_report(request);
+        return blocked;
+    }
+
+    std::optional<int> check_budget(accounting::Plan plan) {
         if (options_.fit) {
             auto fitted = fitted_config(plan, config_);
             if (!fitted) return finish("blocked", kExitBlocked, "--fit: no packing length and batch fit the budget");
             spdlog::info("--fit: starting from {}", describe(*fitted));
             config_ = *fitted;
-            plan = accounting::replan(plan, [&] {
-                accounting::Workload w = plan.workload;
-                w.seq = *config_.seq_len;
-                w.batch = *config_.batch_size;
-                w.grad_accum = *config_.grad_accum;
-                return w;
-            }());
+            plan = accounting::replan(plan, workload_for(plan.workload, config_));
         }
         report_.plan = accounting::to_json(plan);
         if (plan.bf16_weights_exceed_budget())
@@ -170,6 +171,7 @@ public:
         events_.write("plan", {{"verdict", verdict}, {"peak_gb", plan.estimate.peak_gb}, {"budget_gb", plan.budget.budget_gb}});
         spdlog::info("pre-launch estimate: peak {} GB of {} GB budget: {}", fixed(plan.estimate.peak_gb, 1),
                      fixed(plan.budget.budget_gb, 1), verdict);
+        plan_ = plan;
         if (plan.verdict != accounting::Verdict::does_not_fit) return std::nullopt;
         if (options_.force) {
             spdlog::warn("the estimate says this does not fit; launching anyway (--force)");
@@ -181,7 +183,22 @@ public:
                           "--fit to start from what fits");
     }
 
+    void write_env_report(const std::optional<accounting::PlanRequest>& request) {
+        nlohmann::json env = preflight::run_preflight({request, options_.command});
+        if (auto written = write_file_atomic(dir_.env_report(), env.dump(2) + "\n"); !written)
+            spdlog::error("{}", written.error().message);
+        events_.write("preflight", {{"verdict", env["verdict"]}, {"checks", env["checks"]}});
+        std::vector<std::string> concerns;
+        for (const auto& [check, value] : env["checks"].items()) {
+            const std::string text = value.get<std::string>();
+            if (text.rfind("fail", 0) == 0 || text.rfind("warn", 0) == 0) concerns.push_back(check + " " + text);
+        }
+        if (!concerns.empty()) spdlog::warn("preflight: {}", join(concerns, "; "));
+        platform_ = env.value("platform", "");
+    }
+
     int run() {
+        start_telemetry();
         while (true) {
             if (auto sig = session_.received_signal()) return finish("interrupted", 128 + *sig, "stopped by " + signal_name(*sig) + " before the next launch");
             if (static_cast<int>(report_.attempts.size()) >= options_.max_attempts)
@@ -231,15 +248,18 @@ public:
         for (pid_t pid : session_.tree()) seen_pids_.insert(pid);
         if (watch_) watch_->poll();
         MemorySample sample;
+        last_meminfo_.reset();
         if (auto mem = read_meminfo()) {
             sample.total = mem->total;
             sample.available = mem->available;
+            last_meminfo_ = *mem;
         }
         for (pid_t pid : session_.tree()) sample.tree_rss += rss_bytes(pid);
         peak_used_ = std::max(peak_used_, sample.total - sample.available);
         peak_rss_ = std::max(peak_rss_, sample.tree_rss);
         recent_.push_back(sample);
         if (recent_.size() > 5) recent_.pop_front();
+        record_telemetry(sample);
         watch_for_stall();
         track_step_rate();
         if (status_) draw_status();
@@ -253,6 +273,7 @@ private:
         record.skipped_rungs = std::move(pending_skips_);
         pending_skips_.clear();
         record.config = config_;
+        if (plan_) record.measured["estimated_peak_gb"] = accounting::replan(*plan_, workload_for(plan_->workload, config_)).estimate.peak_gb;
         if (config_.drop_caches) {
             auto dropped = drop_caches();
             record.notes.push_back(dropped ? "page cache dropped before launch" : "drop caches failed: " + dropped.error().message);
@@ -344,7 +365,8 @@ private:
         record.ended = exit.died_at;
         record.exit_code = exit.exit_code;
         record.last_step = steps_->last_step();
-        record.measured = {{"peak_pool_used_gb", peak_used_ / kGB}, {"peak_trainer_rss_gb", peak_rss_ / kGB}};
+        record.measured["peak_pool_used_gb"] = peak_used_ / kGB;
+        record.measured["peak_trainer_rss_gb"] = peak_rss_ / kGB;
         events_.write("exit", {{"attempt", record.n}, {"exit_code", exit.exit_code}, {"died", exit.died_at},
                                {"last_step", record.last_step ? json(*record.last_step) : json()}});
 
@@ -383,6 +405,25 @@ private:
         return climb();
     }
 
+    void start_telemetry() {
+        if (platform_.empty())  // --resume-run: the first sparkguard's preflight said
+            if (auto env = read_file(dir_.env_report()))
+                platform_ = nlohmann::json::parse(*env, nullptr, false).value("platform", "");
+        telemetry_.emplace(session_, dir_.thermal(), options_.thermal_interval, platform_);
+    }
+
+    void record_telemetry(const MemorySample& sample) {
+        TelemetryContext context;
+        context.attempt = static_cast<int>(report_.attempts.size());
+        if (pending_rung_) context.rung = std::string(to_string(*pending_rung_));
+        context.step = steps_->last_step();
+        context.trainer_rss_gb = sample.tree_rss / kGB;
+        for (const auto& event : telemetry_->tick(context, last_meminfo_)) {
+            events_.write(event.name, event.fields);
+            spdlog::info("{}: {}", event.name, event.fields.value("message", event.fields.dump()));
+        }
+    }
+
     // Steps per second over the attempt, from the first step seen to the latest.
     void track_step_rate() {
         auto step = steps_->last_step();
@@ -400,6 +441,11 @@ private:
         info.step = steps_->last_step();
         info.total_steps = steps_->total_steps();
         info.steps_per_second = steps_per_second_;
+        if (telemetry_) {
+            const auto gpu = telemetry_->latest_gpu();
+            info.gpu_temp_c = gpu.temp_c;
+            info.gpu_power_w = gpu.power_w;
+        }
         if (!recent_.empty() && recent_.back().total > 0) {
             info.pool_used_gb = (recent_.back().total - recent_.back().available) / kGB;
             info.pool_total_gb = recent_.back().total / kGB;
@@ -512,7 +558,7 @@ private:
 
     LadderFacts facts() const {
         LadderFacts f;
-        f.drop_caches_why_not = why_no_drop_caches();
+        f.drop_caches_why_not = preflight::drop_caches_blocker();
         f.can_drop_caches = f.drop_caches_why_not.empty();
         f.profile_name = profile_.name;
         f.has_seq_knob = knob_reaches_trainer(profile_, Knob::seq_len, options_.command);
@@ -532,6 +578,7 @@ private:
         report_.summary = summary;
         report_.ended = rfc3339_now();
         report_.final_config = config_;
+        if (telemetry_) report_.telemetry = telemetry_->summary();
         LaunchCommand final_command = render_command(profile_, options_.command, {config_, std::nullopt, options_.output_dir});
         report_.reproduce = reproduce_line(final_command.argv, final_command.env);
         events_.write("end", {{"outcome", outcome}, {"exit_code", exit_code}, {"summary", summary}});
@@ -570,7 +617,11 @@ private:
     std::optional<Rung> pending_rung_;
     std::vector<SkippedRung> pending_skips_;
     std::optional<std::string> bf16_exceeds_;  // the estimator's proof, for the bf16-lora rung
+    std::optional<accounting::Plan> plan_;     // the pre-launch estimate, when there was one
+    std::string platform_;                     // env-report.json's platform
     Session session_;
+    std::optional<TelemetryRecorder> telemetry_;
+    std::optional<MemInfo> last_meminfo_;
     TrainLog log_;
     EventLog events_;
     AttemptSpec spec_;
@@ -618,6 +669,7 @@ json to_json(const RunOptions& o) {
             {"grace_seconds", o.grace_seconds},
             {"stall_timeout", o.stall_timeout},
             {"relaunch_on_hang", o.relaunch_on_hang},
+            {"thermal_interval", o.thermal_interval},
             {"tick_seconds", o.tick_seconds},
             {"batch_size", opt(o.batch_size)},
             {"grad_accum", opt(o.grad_accum)},
@@ -647,6 +699,7 @@ RunOptions run_options_from_json(const json& j) {
     o.grace_seconds = j.at("grace_seconds").get<double>();
     o.stall_timeout = j.value("stall_timeout", o.stall_timeout);
     o.relaunch_on_hang = j.value("relaunch_on_hang", false);
+    o.thermal_interval = j.value("thermal_interval", o.thermal_interval);
     o.tick_seconds = j.value("tick_seconds", 1.0);
     o.batch_size = num("batch_size");
     o.grad_accum = num("grad_accum");

@@ -25,6 +25,7 @@ struct RunOptions {
     bool relaunch_on_hang = false;   // --on-hang relaunch: resume once more instead of stopping
     double tick_seconds = 1;
     bool quiet = false;  // no status line, only warnings and errors
+    double thermal_interval = 30;  // seconds between thermal.csv rows
     // Starting values: they override the command and give placeholders their values.
     std::optional<long> batch_size;
     std::optional<long> grad_accum;

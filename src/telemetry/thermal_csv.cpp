@@ -85,7 +85,7 @@ std::string format_thermal_row(const ThermalRow& r) {
     const std::vector<std::string> cells = {
         r.timestamp,
         compact(r.elapsed_s, 1),
-        std::to_string(r.attempt),
+        r.attempt > 0 ? std::to_string(r.attempt) : "",  // `sparkguard thermal` alone has no attempts
         r.rung,
         r.step ? std::to_string(*r.step) : "",
         cell(r.gpu.temp_c, 1),
@@ -113,9 +113,11 @@ Result<ThermalRow> parse_thermal_row(std::string_view line) {
     auto elapsed = parse_double(cells[1]);
     if (!elapsed) return make_error("elapsed_s: " + elapsed.error().message);
     r.elapsed_s = *elapsed;
-    auto attempt = parse_int(cells[2]);
-    if (!attempt) return make_error("attempt: " + attempt.error().message);
-    r.attempt = static_cast<int>(*attempt);
+    if (!cells[2].empty()) {
+        auto attempt = parse_int(cells[2]);
+        if (!attempt) return make_error("attempt: " + attempt.error().message);
+        r.attempt = static_cast<int>(*attempt);
+    }
     r.rung = cells[3];
     if (!cells[4].empty()) {
         auto step = parse_int(cells[4]);

@@ -24,7 +24,7 @@ namespace sg::telemetry {
 struct ThermalRow {
     std::string timestamp;  // rfc3339_now() when the sample was taken
     double elapsed_s = 0;   // since the run began
-    int attempt = 0;
+    int attempt = 0;        // 0 (an empty cell): no attempt, as in `sparkguard thermal`
     std::string rung;       // the rung that produced this attempt's configuration; empty for the first
     std::optional<long long> step;
     GpuAggregate gpu;

@@ -58,7 +58,8 @@ def test_a_hang_without_memory_evidence_stops_with_exit_5(tmp_path):
 
 def test_on_hang_relaunch_resumes_once_and_finishes(tmp_path):
     run, out = tmp_path / "run", tmp_path / "out"
-    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "2s", "--grace", 1, "--on-hang", "relaunch", "--",
+    # 5 s: the resumed attempt imports torch silently first, and ctest runs tests side by side.
+    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "5s", "--grace", 1, "--on-hang", "relaunch", "--",
                         *hanging(out), cwd=tmp_path, timeout=90)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     attempts = read_report(run)["attempts"]

@@ -105,12 +105,12 @@ TEST_CASE("a slowdown alone is not throttling: it needs the cap and the heat", "
     }
     SECTION("well under the cap") {
         ThrottleDetector detector(detector_settings("dgx-spark"));
-        auto events = run(detector, simulate(2400, [](double t) { return Phase{50, t < 1200 ? 55 : 75, t < 1200 ? 2.0 : 3.5}; }));
+        auto events = run(detector, simulate(2400, [](double t) { return Phase{50, t < 1200 ? 55.0 : 75.0, t < 1200 ? 2.0 : 3.5}; }));
         CHECK(events.empty());
     }
     SECTION("a quarter slower is not half slower") {
         ThrottleDetector detector(detector_settings("dgx-spark"));
-        auto events = run(detector, simulate(2400, [](double t) { return Phase{99, t < 1200 ? 55 : 75, t < 1200 ? 2.0 : 2.5}; }));
+        auto events = run(detector, simulate(2400, [](double t) { return Phase{99, t < 1200 ? 55.0 : 75.0, t < 1200 ? 2.0 : 2.5}; }));
         CHECK(names(events) == std::vector<std::string>{"power-cap"});
     }
 }
