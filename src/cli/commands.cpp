@@ -14,6 +14,7 @@ const std::vector<Command> kCommands = {
     {"run", "supervise a training command: budget check, OOM ladder, telemetry, report", run_main},
     {"plan", "estimate a workload's memory against the budget; --fit finds what fits", plan_main},
     {"diagnose", "classify a finished run's log: out of memory, of which kind, or not", diagnose_main},
+    {"report", "summarise a run directory; --svg draws the night as a timeline", report_main},
 };
 
 void print_usage(std::ostream& out) {
