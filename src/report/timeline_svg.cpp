@@ -20,6 +20,7 @@ constexpr int kMarkerRows = 4;
 constexpr double kPanelsTop = kMarkerRow + kMarkerRows * kMarkerRowStep;
 constexpr double kPanelHeight = 118;
 constexpr double kPanelGap = 24;
+constexpr double kPanelTitle = 20;      // the band at a panel's top kept for its title and legend
 constexpr double kCharWidth = 6.6;        // a generous average for 11 px sans-serif text
 
 constexpr std::string_view kFont = "font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"11\"";
@@ -310,7 +311,7 @@ void draw_panel(SvgCanvas& svg, const Panel& panel, const Frame& frame, double t
     }
     svg.rect(kLeft, top, kRight - kLeft, kPanelHeight, "fill=\"none\" stroke=\"#adb5bd\"");
     if (range) {
-        const Scale scale = scale_for(range->first, range->second, panel.from_zero, top, bottom);
+        const Scale scale = scale_for(range->first, range->second, panel.from_zero, top + kPanelTitle, bottom);
         draw_y_axis(svg, scale);
         for (const auto& [level, item] : panel.levels) {
             svg.line(kLeft, scale.y(level), kRight, scale.y(level), stroke_attributes(item.style));

@@ -361,7 +361,6 @@ def test_timeline_of_a_gb10_night(gb10_night, tmp_path):
     png = rendered(path, tmp_path / "gb10.png")
     assert pixels_near(png, (0xe8, 0x59, 0x0c)) > 500  # the temperature line
     assert pixels_near(png, (0x9c, 0x36, 0xb5)) > 100  # the throttle marker
-    shutil.copy(tmp_path / "gb10.png", Path(tempfile.gettempdir()) / "sparkguard-report-gb10.png")
 
 
 def test_json_carries_the_telemetry_section_when_present(gb10_night):
