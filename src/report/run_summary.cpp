@@ -20,11 +20,6 @@ void keep_max(std::optional<double>& peak, std::optional<double> value) {
     if (value && (!peak || *value > *peak)) peak = value;
 }
 
-std::optional<double> number_at(const json& object, const char* key) {
-    if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return std::nullopt;
-    return object[key].get<double>();
-}
-
 // The newest time any file speaks of: where a run without a recorded end stopped.
 std::optional<double> last_sign_of_life(const RunInputs& in) {
     std::optional<double> last;
@@ -65,10 +60,10 @@ std::vector<AttemptSummary> attempts_of(const RunInputs& in) {
 MemorySummary memory_of(const RunInputs& in) {
     MemorySummary m;
     for (const auto& a : in.report.attempts) {
-        const auto used = number_at(a.measured, "peak_pool_used_gb");
+        const auto used = json_number(a.measured, "peak_pool_used_gb");
         if (used && (!m.peak_used_gb || *used > *m.peak_used_gb)) m.peak_attempt = a.n;
         keep_max(m.peak_used_gb, used);
-        keep_max(m.peak_rss_gb, number_at(a.measured, "peak_trainer_rss_gb"));
+        keep_max(m.peak_rss_gb, json_number(a.measured, "peak_trainer_rss_gb"));
     }
     for (const auto& s : in.thermal) {
         const auto used = s.pool_used_gb();
@@ -78,9 +73,9 @@ MemorySummary memory_of(const RunInputs& in) {
         keep_max(m.pool_total_gb, s.mem_total_gb);
     }
     const json& plan = in.report.plan;
-    m.estimate_gb = number_at(plan, "peak_gb");
-    m.train_estimate_gb = number_at(plan, "train_peak_gb");
-    m.budget_gb = number_at(plan, "budget_gb");
+    m.estimate_gb = json_number(plan, "peak_gb");
+    m.train_estimate_gb = json_number(plan, "train_peak_gb");
+    m.budget_gb = json_number(plan, "budget_gb");
     if (plan.is_object() && plan.contains("verdict") && plan["verdict"].is_string()) m.verdict = plan["verdict"].get<std::string>();
     return m;
 }
@@ -100,16 +95,16 @@ long long count_events(const RunInputs& in, std::string_view name) {
 TelemetrySummary telemetry_from_report(const json& t) {
     TelemetrySummary s;
     s.source = "report.json";
-    s.rows = static_cast<long long>(number_at(t, "rows").value_or(0));
-    s.gpu_rows = static_cast<long long>(number_at(t, "gpu_rows").value_or(0));
-    s.peak_temp_c = number_at(t, "peak_temp_c");
+    s.rows = static_cast<long long>(json_number(t, "rows").value_or(0));
+    s.gpu_rows = static_cast<long long>(json_number(t, "gpu_rows").value_or(0));
+    s.peak_temp_c = json_number(t, "peak_temp_c");
     if (t.contains("peak_temp_at") && t["peak_temp_at"].is_string()) s.peak_temp_at = epoch_of(t["peak_temp_at"].get<std::string>());
-    s.mean_power_w = number_at(t, "mean_power_w");
-    s.max_power_w = number_at(t, "max_power_w");
-    s.cap_w = number_at(t, "cap_w");
-    s.seconds_at_cap = number_at(t, "seconds_at_cap");
-    s.throttle_episodes = static_cast<long long>(number_at(t, "throttle_episodes").value_or(0));
-    s.seconds_throttled = number_at(t, "seconds_throttled");
+    s.mean_power_w = json_number(t, "mean_power_w");
+    s.max_power_w = json_number(t, "max_power_w");
+    s.cap_w = json_number(t, "cap_w");
+    s.seconds_at_cap = json_number(t, "seconds_at_cap");
+    s.throttle_episodes = static_cast<long long>(json_number(t, "throttle_episodes").value_or(0));
+    s.seconds_throttled = json_number(t, "seconds_throttled");
     return s;
 }
 
@@ -143,7 +138,7 @@ std::optional<TelemetrySummary> telemetry_of(const RunInputs& in) {
     s->power_cap_message = power_cap_message(in);
     const auto cap = std::find_if(in.events.begin(), in.events.end(), [](const RunEvent& e) { return e.name == "power-cap"; });
     if (cap != in.events.end() && (!s->cap_w || s->source == "thermal.csv"))  // the cap held beats the driver's limit
-        s->cap_w = number_at(cap->fields, "cap_w").value_or(s->cap_w.value_or(0));
+        if (auto held = json_number(cap->fields, "cap_w")) s->cap_w = held;
     return s;
 }
 
@@ -232,6 +227,11 @@ json telemetry_json(const std::optional<TelemetrySummary>& t, int offset) {
 
 }  // namespace
 
+std::optional<double> json_number(const json& object, const char* key) {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return std::nullopt;
+    return object[key].get<double>();
+}
+
 std::optional<double> AttemptSummary::duration_s() const {
     if (!start || !end) return std::nullopt;
     return std::max(0.0, *end - *start);
@@ -277,6 +277,7 @@ json to_json(const RunSummary& s) {
             {"summary", s.summary},
             {"started", local_time_json(s.start, s.utc_offset_minutes)},
             {"ended", local_time_json(s.end, s.utc_offset_minutes)},
+            {"utc_offset", format_utc_offset(s.utc_offset_minutes)},
             {"end_recorded", s.end_recorded},
             {"duration_s", optional_number(s.duration_s(), 1)},
             {"attempts", attempts},
@@ -317,6 +318,13 @@ std::string format_local(double epoch_s, int utc_offset_minutes, bool with_date)
     gmtime_r(&local, &tm);
     char out[32];
     std::strftime(out, sizeof out, with_date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm);
+    return out;
+}
+
+std::string format_utc_offset(int utc_offset_minutes) {
+    const int magnitude = std::abs(utc_offset_minutes);
+    char out[16];
+    std::snprintf(out, sizeof out, "UTC%c%02d:%02d", utc_offset_minutes < 0 ? '-' : '+', magnitude / 60, magnitude % 60);
     return out;
 }
 

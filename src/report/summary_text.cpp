@@ -75,14 +75,12 @@ std::string outcome_line(const RunSummary& s) {
 std::string when_line(const RunSummary& s) {
     if (!s.start) return "unknown (report.json has no start time)";
     const int off = s.utc_offset_minutes;
-    char zone[16];
-    std::snprintf(zone, sizeof zone, "%c%02d:%02d", off < 0 ? '-' : '+', std::abs(off) / 60, std::abs(off) % 60);
     std::string line = format_local(*s.start, off);
     if (s.end) {
         const bool same_day = format_local(*s.start, off).substr(0, 10) == format_local(*s.end, off).substr(0, 10);
         line += " \xE2\x86\x92 " + format_local(*s.end, off, !same_day) + (s.end_recorded ? "" : " (last record)");
     }
-    line += " (UTC" + std::string(zone) + ")";
+    line += " (" + format_utc_offset(off) + ")";
     if (auto d = s.duration_s()) line += ", " + format_duration(*d);
     return line;
 }

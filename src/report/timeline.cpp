@@ -15,10 +15,6 @@ std::string text_at(const json& fields, const char* key) {
     return fields.contains(key) && fields[key].is_string() ? fields[key].get<std::string>() : "";
 }
 
-std::optional<double> number_at(const json& fields, const char* key) {
-    return fields.contains(key) && fields[key].is_number() ? std::optional(fields[key].get<double>()) : std::nullopt;
-}
-
 // The marker an event stands for; nullopt for events the timeline does not mark.
 std::optional<Marker> marker_from(const RunEvent& e) {
     const double t = e.time.epoch_s;
@@ -31,9 +27,9 @@ std::optional<Marker> marker_from(const RunEvent& e) {
         return Marker{t, MarkerKind::stall, f.value("memory", false) ? "memory stall" : "hang", text_at(f, "evidence")};
     if (e.name == "throttle") {
         std::string detail = "step time";
-        if (auto slowdown = number_at(f, "slowdown")) detail += " \xC3\x97" + fixed(*slowdown, 2);
-        if (auto temp = number_at(f, "temp_c")) detail += ", " + fixed(*temp, 0) + " \xC2\xB0""C";
-        if (auto power = number_at(f, "power_w")) detail += ", " + fixed(*power, 0) + " W";
+        if (auto slowdown = json_number(f, "slowdown")) detail += " \xC3\x97" + fixed(*slowdown, 2);
+        if (auto temp = json_number(f, "temp_c")) detail += ", " + fixed(*temp, 0) + " \xC2\xB0""C";
+        if (auto power = json_number(f, "power_w")) detail += ", " + fixed(*power, 0) + " W";
         return Marker{t, MarkerKind::throttle, "throttle", detail};
     }
     if (e.name == "power-cap") return Marker{t, MarkerKind::power_cap, "power cap", text_at(f, "message")};
@@ -147,7 +143,7 @@ Timeline build_timeline(const RunInputs& in, const RunSummary& s) {
     for (const auto& a : s.attempts)
         if (a.start && a.end)
             t.attempts.push_back({a.record.n, a.record.rung ? std::string(to_string(*a.record.rung)) : "as given", *a.start,
-                                  *a.end, a.record.outcome, number_at(a.record.measured, "peak_pool_used_gb")});
+                                  *a.end, a.record.outcome, json_number(a.record.measured, "peak_pool_used_gb")});
     for (const auto& e : in.events)
         if (auto marker = marker_from(e)) t.markers.push_back(std::move(*marker));
     if (!in.has_events) t.markers = markers_from_report(s);

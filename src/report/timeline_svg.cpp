@@ -161,10 +161,7 @@ void draw_time_axis(SvgCanvas& svg, const Timeline& t, const Frame& frame, doubl
         svg.text(x, bottom + 16, tick_label(tick, t.utc_offset_minutes, step), "text-anchor=\"middle\" fill=\"#212529\"");
         svg.text(x, bottom + 29, elapsed_label(tick - t.start, step), "text-anchor=\"middle\" fill=\"#868e96\"");
     }
-    char zone[16];
-    const int off = std::abs(t.utc_offset_minutes);
-    std::snprintf(zone, sizeof zone, "UTC%c%02d:%02d", t.utc_offset_minutes < 0 ? '-' : '+', off / 60, off % 60);
-    svg.text(kLeft - 12, bottom + 16, zone, "text-anchor=\"end\" fill=\"#495057\" font-size=\"10\"");
+    svg.text(kLeft - 12, bottom + 16, format_utc_offset(t.utc_offset_minutes), "text-anchor=\"end\" fill=\"#495057\" font-size=\"10\"");
     svg.text(kLeft - 12, bottom + 29, "elapsed", "text-anchor=\"end\" fill=\"#868e96\" font-size=\"10\"");
 }
 
