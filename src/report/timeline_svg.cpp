@@ -158,6 +158,7 @@ void draw_time_axis(SvgCanvas& svg, const Timeline& t, const Frame& frame, doubl
         const double x = frame.x(tick);
         svg.line(x, top, x, bottom, "stroke=\"#dee2e6\" stroke-width=\"1\"");
         svg.line(x, bottom, x, bottom + 4, "stroke=\"#495057\"");
+        if (x < kLeft + 30 || x > kWidth - 36) continue;  // its label would run into the axis caption or off the page
         svg.text(x, bottom + 16, tick_label(tick, t.utc_offset_minutes, step), "text-anchor=\"middle\" fill=\"#212529\"");
         svg.text(x, bottom + 29, elapsed_label(tick - t.start, step), "text-anchor=\"middle\" fill=\"#868e96\"");
     }
