@@ -16,6 +16,7 @@ const std::vector<Command> kCommands = {
     {"preflight", "check this machine and the workload before a run; writes env-report.json", preflight_main},
     {"thermal", "sample GPU temperature, power and the memory pool into a CSV until stopped", thermal_main},
     {"diagnose", "classify a finished run's log: out of memory, of which kind, or not", diagnose_main},
+    {"report", "summarise a run directory; --svg draws the night as a timeline", report_main},
 };
 
 void print_usage(std::ostream& out) {

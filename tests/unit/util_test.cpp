@@ -53,6 +53,35 @@ TEST_CASE("timestamps are RFC 3339 with milliseconds and offset", "[util]") {
     tzset();
 }
 
+TEST_CASE("RFC 3339 timestamps parse back to the instant and the writer's offset", "[util]") {
+    auto utc = parse_rfc3339("2025-11-29T08:41:07.123+00:00");
+    REQUIRE(utc);
+    CHECK(utc->epoch_s == Approx(1764405667.123));
+    CHECK(utc->utc_offset_minutes == 0);
+    auto kolkata = parse_rfc3339("2025-11-29T14:11:07.123+05:30");
+    REQUIRE(kolkata);
+    CHECK(kolkata->epoch_s == Approx(1764405667.123));
+    CHECK(kolkata->utc_offset_minutes == 330);
+    CHECK(parse_rfc3339("2025-11-29T03:41:07-05:00")->epoch_s == Approx(1764405667));
+    CHECK(parse_rfc3339("2025-11-29T08:41:07.5Z")->epoch_s == Approx(1764405667.5));
+    CHECK(parse_rfc3339("1970-01-01T00:00:00Z")->epoch_s == 0);
+    CHECK(parse_rfc3339("2024-02-29T00:00:00Z")->epoch_s == Approx(1709164800));
+
+    const auto now = std::chrono::system_clock::now();
+    auto round_trip = parse_rfc3339(rfc3339(now));
+    REQUIRE(round_trip);
+    CHECK(std::abs(round_trip->epoch_s - std::chrono::duration<double>(now.time_since_epoch()).count()) < 0.002);
+
+    for (const char* bad : {"", "2025-11-29", "2025-11-29T08:41:07", "2025-11-29T08:41:07+0000", "2025-13-01T00:00:00Z",
+                            "2025-02-30T00:00:00Z", "2025-11-29T25:00:00Z", "2025-11-29T08:4", "garbage here at all",
+                            "2025-11-29T08:41:07.123+00:00 trailing"}) {
+        INFO(bad);
+        auto parsed = parse_rfc3339(bad);
+        REQUIRE_FALSE(parsed);
+        CHECK_THAT(parsed.error().message, Catch::Contains("not an RFC 3339 timestamp"));
+    }
+}
+
 TEST_CASE("option tables parse long, short, inline and repeated options", "[util]") {
     const std::vector<OptionSpec> specs = {
         {"batch", "N", "batch size"}, {"json", "", "JSON output"}, {"output", "FILE", "where", 'o'},

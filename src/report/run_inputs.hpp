@@ -1,0 +1,31 @@
+#pragma once
+// What `sparkguard report` reads from a run directory, parsed: the thin shell
+// (run_dir_reader.hpp) fills it, the pure core (run_summary.hpp, timeline.hpp) reads it.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/run_events.hpp"
+#include "report/run_report.hpp"
+#include "report/thermal_samples.hpp"
+#include "report/train_log_steps.hpp"
+
+namespace sg {
+
+struct RunInputs {
+    std::string run_dir;
+    RunReport report;
+    nlohmann::json telemetry;  // report.json's "telemetry" section; null when it has none
+    std::vector<RunEvent> events;
+    std::vector<ThermalSample> thermal;
+    std::vector<StepPoint> steps;
+    std::optional<Timestamp> log_first, log_last;  // train.log's first and last lines
+    bool has_events = false, has_thermal = false, has_train_log = false;
+    std::vector<std::string> stall_files;  // "stall-2.txt"
+    std::vector<std::string> warnings;     // torn lines, files that could not be read
+};
+
+}  // namespace sg
