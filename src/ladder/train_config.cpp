@@ -1,12 +1,26 @@
 #include "ladder/train_config.hpp"
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
+
+#include "util/strings.hpp"
 
 namespace sg {
 
 std::optional<long> TrainConfig::effective_batch() const {
     if (!batch_size) return std::nullopt;
     return *batch_size * grad_accum.value_or(1);
+}
+
+std::string describe(const TrainConfig& c) {
+    std::vector<std::string> parts;
+    if (c.batch_size) parts.push_back("batch " + std::to_string(*c.batch_size) +
+                                      (c.grad_accum && *c.grad_accum > 1 ? "\xC3\x97" + std::to_string(*c.grad_accum) : ""));
+    if (c.seq_len) parts.push_back("seq " + std::to_string(*c.seq_len));
+    if (c.method) parts.emplace_back(accounting::name(*c.method));
+    if (c.drop_caches) parts.emplace_back("drop-caches");
+    return parts.empty() ? "as given" : join(parts, ", ");
 }
 
 nlohmann::json to_json(const TrainConfig& config) {

@@ -26,6 +26,9 @@ struct TrainConfig {
     bool operator==(const TrainConfig&) const = default;
 };
 
+// "batch 4×2, seq 512, lora, drop-caches": a configuration, short, for people.
+std::string describe(const TrainConfig& config);
+
 nlohmann::json to_json(const TrainConfig& config);
 TrainConfig train_config_from_json(const nlohmann::json& json);
 

@@ -194,7 +194,7 @@ json attempt_json(const AttemptSummary& a, int offset) {
     out["started_local"] = local_time_json(a.start, offset);
     out["resumed_at_step"] = a.resumed_at ? json(*a.resumed_at) : json();
     out["details"] = a.details ? json(*a.details) : json();
-    out["config_text"] = describe_config(a.record.config);
+    out["config_text"] = describe(a.record.config);
     return out;
 }
 
@@ -283,33 +283,13 @@ json to_json(const RunSummary& s) {
             {"attempts", attempts},
             {"skipped_at_end", skipped},
             {"final_config", s.final_config ? to_json(*s.final_config) : json()},
-            {"final_config_text", s.final_config ? json(describe_config(*s.final_config)) : json()},
+            {"final_config_text", s.final_config ? json(describe(*s.final_config)) : json()},
             {"reproduce", s.reproduce},
             {"memory", memory_json(s.memory)},
             {"telemetry", telemetry_json(s.telemetry, s.utc_offset_minutes)},
             {"files", s.files},
             {"missing", s.missing},
             {"warnings", s.warnings}};
-}
-
-std::string describe_config(const TrainConfig& c) {
-    std::vector<std::string> parts;
-    if (c.batch_size) parts.push_back("batch " + std::to_string(*c.batch_size) +
-                                      (c.grad_accum && *c.grad_accum > 1 ? "\xC3\x97" + std::to_string(*c.grad_accum) : ""));
-    if (c.seq_len) parts.push_back("seq " + std::to_string(*c.seq_len));
-    if (c.method) parts.emplace_back(accounting::name(*c.method));
-    if (c.drop_caches) parts.emplace_back("drop-caches");
-    return parts.empty() ? "as given" : join(parts, ", ");
-}
-
-std::string format_duration(double seconds) {
-    const long total = std::lround(std::max(0.0, seconds));
-    const long h = total / 3600, m = total % 3600 / 60, s = total % 60;
-    char out[32];
-    if (h > 0) std::snprintf(out, sizeof out, "%ldh%02ldm", h, m);
-    else if (m > 0) std::snprintf(out, sizeof out, "%ldm%02lds", m, s);
-    else std::snprintf(out, sizeof out, "%lds", s);
-    return out;
 }
 
 std::string format_local(double epoch_s, int utc_offset_minutes, bool with_date) {

@@ -71,10 +71,6 @@ nlohmann::json to_json(const RunSummary& summary);
 
 // A number in a JSON object; nullopt when absent or of another type (report.json's optional parts).
 std::optional<double> json_number(const nlohmann::json& object, const char* key);
-// "batch 4×2, seq 512, lora, drop-caches": an attempt's configuration, short.
-std::string describe_config(const TrainConfig& config);
-// "41s", "12m05s", "2h03m".
-std::string format_duration(double seconds);
 // "2025-11-29 22:14:03" in the run's own offset.
 std::string format_local(double epoch_s, int utc_offset_minutes, bool with_date = true);
 // "UTC+01:00".

@@ -117,7 +117,7 @@ std::string ending_text(const AttemptSummary& a) {
 std::string attempt_lines(const AttemptSummary& a) {
     const AttemptRecord& r = a.record;
     std::string out = "  " + pad(std::to_string(r.n), 3) + pad(r.rung ? std::string(to_string(*r.rung)) : "as given", 17) +
-                      describe_config(r.config) + "\n";
+                      describe(r.config) + "\n";
     std::vector<std::string> facts;
     if (auto took = a.duration_s()) facts.push_back(format_duration(*took));
     if (const std::string steps = steps_text(a); !steps.empty()) facts.push_back(steps);
@@ -179,7 +179,7 @@ std::string format_summary_text(const RunSummary& s) {
     out += "\n";
     for (const auto& skip : s.skipped_at_end)
         out += labelled("ladder", "nothing left at " + std::string(to_string(skip.rung)) + ": " + skip.why);
-    if (s.final_config) out += labelled("final", describe_config(*s.final_config));
+    if (s.final_config) out += labelled("final", describe(*s.final_config));
     if (!s.reproduce.empty()) out += pad("reproduce", kLabel) + s.reproduce + "\n";
     const auto memory = memory_lines(s.memory);
     for (size_t i = 0; i < memory.size(); ++i) out += labelled(i == 0 ? "memory" : "", memory[i]);

@@ -88,7 +88,7 @@ std::string subtitle_of(const RunSummary& s) {
     parts.push_back(std::to_string(s.attempts.size()) + (s.attempts.size() == 1 ? " attempt" : " attempts"));
     if (s.start) parts.push_back(format_local(*s.start, s.utc_offset_minutes).substr(0, 16));
     if (auto d = s.duration_s()) parts.push_back(format_duration(*d));
-    if (s.final_config) parts.push_back("final: " + describe_config(*s.final_config));
+    if (s.final_config) parts.push_back("final: " + describe(*s.final_config));
     return join(parts, "  \xC2\xB7  ");
 }
 

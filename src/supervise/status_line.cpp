@@ -11,15 +11,6 @@
 
 namespace sg {
 
-std::string format_duration(double seconds) {
-    const long total = static_cast<long>(seconds + 0.5);
-    char out[32];
-    if (total >= 3600) std::snprintf(out, sizeof out, "%ldh%02ldm", total / 3600, total % 3600 / 60);
-    else if (total >= 60) std::snprintf(out, sizeof out, "%ldm%02lds", total / 60, total % 60);
-    else std::snprintf(out, sizeof out, "%lds", total);
-    return out;
-}
-
 namespace {
 
 // Counts display columns of UTF-8 text: one per character that starts with a non-continuation byte.

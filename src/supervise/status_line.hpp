@@ -24,8 +24,6 @@ struct StatusInfo {
     bool stalled = false;
 };
 
-// "1h02m", "4m05s", "12s".
-std::string format_duration(double seconds);
 // The line itself, at most `width` columns, with ANSI dim/bold when `color`.
 std::string format_status(const StatusInfo& info, size_t width, bool color);
 

@@ -60,16 +60,6 @@ std::string signal_name(int sig) {
     }
 }
 
-std::string describe(const TrainConfig& c) {
-    std::vector<std::string> parts;
-    if (c.batch_size) parts.push_back("batch " + std::to_string(*c.batch_size));
-    if (c.grad_accum) parts.push_back("grad_accum " + std::to_string(*c.grad_accum));
-    if (c.seq_len) parts.push_back("seq_len " + std::to_string(*c.seq_len));
-    if (c.method) parts.push_back(std::string(accounting::name(*c.method)));
-    if (c.drop_caches) parts.push_back("caches dropped");
-    return parts.empty() ? "the command as given" : join(parts, ", ");
-}
-
 // sync, then 3 into drop_caches: page cache and slab go back to the pool.
 Status drop_caches() {
     ::sync();

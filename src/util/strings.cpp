@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
@@ -60,6 +61,16 @@ std::string fixed(double value, int decimals) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
     return buffer;
+}
+
+std::string format_duration(double seconds) {
+    const long total = std::lround(std::max(0.0, seconds));
+    const long h = total / 3600, m = total % 3600 / 60, s = total % 60;
+    char out[32];
+    if (h > 0) std::snprintf(out, sizeof out, "%ldh%02ldm", h, m);
+    else if (m > 0) std::snprintf(out, sizeof out, "%ldm%02lds", m, s);
+    else std::snprintf(out, sizeof out, "%lds", s);
+    return out;
 }
 
 std::string shell_quote(std::string_view arg) {

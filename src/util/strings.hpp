@@ -14,6 +14,8 @@ std::string to_lower(std::string_view text);
 size_t edit_distance(std::string_view a, std::string_view b);
 // Formats a decimal number with `decimals` digits after the point ("12.3").
 std::string fixed(double value, int decimals);
+// "1h02m", "4m05s", "12s" (negative durations read as 0s).
+std::string format_duration(double seconds);
 // Quotes an argument for a POSIX shell only when it needs quoting.
 std::string shell_quote(std::string_view arg);
 

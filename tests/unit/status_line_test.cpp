@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "supervise/status_line.hpp"
+#include "util/strings.hpp"
 
 using namespace sg;
 
