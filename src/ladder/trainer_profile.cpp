@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "telemetry/step_tracker.hpp"
 #include "util/errors.hpp"
 #include "util/paths.hpp"
 #include "util/strings.hpp"
@@ -68,6 +69,7 @@ public:
         if (const toml::table* progress = subtable(root_, "progress")) {
             reject_unknown_keys(path_, *progress, {"patterns"}, "[progress]");
             profile.progress_patterns = strings(*progress, "patterns");
+            if (const toml::node* patterns = progress->get("patterns")) check_patterns(*patterns->as_array());
         }
         return profile;
     }
@@ -96,6 +98,17 @@ private:
             for (const auto& flag : binding.flags)
                 if (flag.rfind("-", 0) != 0)
                     throw UsageError(where(path_, *table->get("flags")), context + ": flag '" + flag + "' must start with '-'");
+        }
+    }
+
+    // A pattern that would not compile is the profile's error, not a crash later.
+    void check_patterns(const toml::array& patterns) {
+        for (const auto& node : patterns) {
+            try {
+                telemetry::StepTracker({telemetry::StepPattern{*node.value<std::string>(), {}}});
+            } catch (const std::exception& e) {
+                throw UsageError(where(path_, node), std::string("[progress] pattern: ") + e.what());
+            }
         }
     }
 

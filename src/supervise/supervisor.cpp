@@ -104,6 +104,8 @@ public:
         report_.command = options_.command;
         report_.started = rfc3339_now();
         status_ = StatusLine::open_on_terminal(options_.quiet);
+        for (const auto& pattern : profile_.progress_patterns) step_patterns_.push_back({pattern, {}});
+        if (step_patterns_.empty()) step_patterns_ = telemetry::default_step_patterns();
     }
 
     // For --resume-run: the state a killed sparkguard left behind.
@@ -280,7 +282,7 @@ private:
         spec_ = AttemptSpec{command.argv, command.env, options_.grace_seconds, options_.tick_seconds};
 
         classifier_ = std::make_unique<oom::Classifier>();
-        steps_ = std::make_unique<telemetry::StepTracker>();
+        steps_ = std::make_unique<telemetry::StepTracker>(step_patterns_);
         watch_.reset();
         recent_.clear();
         peak_used_ = peak_rss_ = 0;
@@ -617,6 +619,7 @@ private:
     AttemptSpec spec_;
 
     std::unique_ptr<oom::Classifier> classifier_;
+    std::vector<telemetry::StepPattern> step_patterns_;  // the profile's, else the defaults
     std::unique_ptr<telemetry::StepTracker> steps_;
     std::optional<oom::KernelWatch> watch_;
     std::set<int> seen_pids_;

@@ -196,3 +196,14 @@ def test_default_run_directory_is_named_after_the_date_and_script(tmp_path):
     assert sparkguard("run", "--", trainer, cwd=tmp_path).returncode == 0
     names = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert len(names) == 2 and re.fullmatch(r"\d{4}-\d\d-\d\d-finetune", names[0]) and names[1] == names[0] + "-2"
+
+
+def test_a_profile_can_teach_sparkguard_its_trainers_progress_lines(tmp_path):
+    profiles = tmp_path / "profiles" / "trainers"
+    profiles.mkdir(parents=True)
+    (profiles / "mine.toml").write_text('name = "mine"\n[progress]\npatterns = ["^iteration (?<step>\\\\d+) of (?<total>\\\\d+)$"]\n')
+    env = base_env(SPARKGUARD_PROFILES=f"{tmp_path / 'profiles'}:{SOURCE / 'profiles'}")
+    trainer = script(tmp_path, "t.py", "for i in range(1, 8):\n    print(f'iteration {i} of 7', flush=True)\n")
+    result = sparkguard("run", "--run-dir", tmp_path / "run", "--profile", "mine", "--", trainer, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert read_report(tmp_path / "run")["attempts"][0]["last_step"] == 7

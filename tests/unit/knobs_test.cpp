@@ -110,6 +110,9 @@ TEST_CASE("a profile with a typo is rejected with file, line and column", "[knob
                           Catch::Contains("did you mean 'flags'"));
     std::ofstream(dir / "knob.toml") << "name = \"x\"\n[knobs.batchsize]\nflags = [\"--bs\"]\n";
     CHECK_THROWS_WITH(load_trainer_profile(dir / "knob.toml"), Catch::Contains("unknown knob 'batchsize'"));
+    std::ofstream(dir / "regex.toml") << "name = \"x\"\n[progress]\npatterns = [\"iter (?<step>\\\\d+\"]\n";
+    CHECK_THROWS_WITH(load_trainer_profile(dir / "regex.toml"),
+                      Catch::Contains("regex.toml:3:13") && Catch::Contains("[progress] pattern"));
     std::ofstream(dir / "type.toml") << "name = \"x\"\n[knobs.batch_size]\nflags = \"--bs\"\n";
     CHECK_THROWS_WITH(load_trainer_profile(dir / "type.toml"),
                       Catch::Contains("type.toml:3:") && Catch::Contains("array of strings"));
