@@ -23,6 +23,10 @@ struct LogDiagnosis {
 
 class LogDiagnoser {
 public:
+    LogDiagnoser() = default;
+    // With a trainer profile's progress patterns instead of the defaults.
+    explicit LogDiagnoser(const std::vector<telemetry::StepPattern>& patterns) : tracker_(patterns) {}
+
     // The next bytes of the log.
     void chunk(std::string_view data);
     LogDiagnosis finish(const ExitStatus& exit, const KernelEvidence& kernel);

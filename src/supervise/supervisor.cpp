@@ -19,6 +19,7 @@
 #include "ladder/trainer_profile.hpp"
 #include "oom/classifier.hpp"
 #include "oom/kernel_watch.hpp"
+#include "oom/log_diagnosis.hpp"
 #include "report/event_log.hpp"
 #include "report/run_dir.hpp"
 #include "report/run_report.hpp"
@@ -49,6 +50,8 @@ namespace {
 
 constexpr double kGB = 1e9;
 constexpr double kPressureFraction = 0.05;  // MemAvailable under 5% of the pool is memory pressure
+constexpr std::uint64_t kTickWindow = 64 * 1024;         // train.log read per tick for steps, at most
+constexpr std::uint64_t kJudgedTail = 64 * 1024 * 1024;  // train.log read at a death, at most
 
 std::string signal_name(int sig) {
     switch (sig) {
@@ -221,22 +224,19 @@ public:
 
     void on_output_chunk_begin(Stream) override {
         log_.stamp_now();
-        chunk_time_ = monotonic_seconds();
-        last_output_ = chunk_time_;
+        last_output_ = monotonic_seconds();
     }
 
+    // The hot path: every line of a chatty trainer. It only goes to train.log; the step tracker
+    // reads train.log's new lines once a tick, the classifier its end once the trainer is dead.
     void on_line(Stream stream, std::string_view line, bool complete) override {
         log_.line(stream == Stream::out ? (complete ? "stdout" : "stdout+") : (complete ? "stderr" : "stderr+"), line);
-        last_lines_[last_line_count_++ % last_lines_.size()].assign(line.substr(0, 1024));
-        steps_->feed(line, chunk_time_);
-        if (auto step = steps_->last_step()) classifier_->mark_step(*step);
-        else if (steps_->training_started()) classifier_->mark_training_started();
-        classifier_->feed(line);
     }
 
     void on_output_chunk_done(Stream, std::string_view) override { log_.flush(); }
 
     void on_tick() override {
+        read_new_output();
         for (pid_t pid : session_.tree()) seen_pids_.insert(pid);
         if (watch_) watch_->poll();
         MemorySample sample;
@@ -281,15 +281,14 @@ private:
         record.started = rfc3339_now();
         spec_ = AttemptSpec{command.argv, command.env, options_.grace_seconds, options_.tick_seconds};
 
-        classifier_ = std::make_unique<oom::Classifier>();
         steps_ = std::make_unique<telemetry::StepTracker>(step_patterns_);
+        step_offsets_.clear();
         watch_.reset();
         recent_.clear();
         peak_used_ = peak_rss_ = 0;
         stall_.reset();
         first_step_.reset();
         steps_per_second_.reset();
-        last_line_count_ = 0;
         last_output_ = monotonic_seconds();
 
         std::string headline = "attempt " + std::to_string(record.n) +
@@ -297,6 +296,7 @@ private:
                                describe(config_) + (resume_from ? ", resuming from " + *resume_from : "");
         spdlog::info("{}", headline);
         note(headline);
+        attempt_log_start_ = scanned_to_ = log_.size();
         report_.attempts.push_back(std::move(record));
         save();
         return report_.attempts.back();
@@ -330,20 +330,65 @@ private:
         return checkpoint->path.string();
     }
 
+    // Feeds the step tracker what the trainer wrote since the last tick (at most its last 64 KB:
+    // steps only go forward, the newest is what counts), remembering where in train.log the
+    // latest two step changes were read.
+    void read_new_output() {
+        log_.flush();
+        const std::uint64_t end = log_.size();
+        if (end <= scanned_to_) return;
+        const std::uint64_t from = std::max(scanned_to_, end > kTickWindow ? end - kTickWindow : 0);
+        const auto before = steps_->last_step();
+        const double now = monotonic_seconds();
+        for_each_train_log_line(log_.path(), from, end, [&](const TrainLogLine& line) {
+            if (line.from_trainer()) steps_->feed(line.text, now);
+        });
+        if (steps_->last_step() != before) {
+            step_offsets_.push_back(from);
+            if (step_offsets_.size() > 2) step_offsets_.pop_front();
+        }
+        scanned_to_ = end;
+    }
+
+    // The trainer is dead: its end of train.log goes through the same classifier as `sparkguard
+    // diagnose`, from the second-to-last step on (evidence two steps old was survived), with what
+    // the kernel said.
     oom::Verdict judge(const AttemptExit& exit) {
+        const std::uint64_t end = log_.size();
+        std::uint64_t from = step_offsets_.size() == 2 ? std::max(attempt_log_start_, step_offsets_.front()) : attempt_log_start_;
+        from = std::max(from, end > kJudgedTail ? end - kJudgedTail : 0);
+        oom::LogDiagnoser diagnoser(step_patterns_);
+        for_each_train_log_line(log_.path(), from, end, [&](const TrainLogLine& line) {
+            if (!line.from_trainer()) return;
+            diagnoser.chunk(line.text);
+            diagnoser.chunk("\n");
+        });
         const oom::ExitStatus status = exit.term_signal ? oom::ExitStatus::killed(*exit.term_signal)
                                                         : oom::ExitStatus::exited(exit.exit_code);
         std::set<int> pids(seen_pids_.begin(), seen_pids_.end());
-        oom::KernelEvidence kernel = watch_ ? watch_->collect(pids) : oom::KernelEvidence{};
-        oom::Verdict verdict = classifier_->verdict(status, kernel);
+        oom::Verdict verdict = diagnoser.finish(status, watch_ ? watch_->collect(pids) : oom::KernelEvidence{}).verdict;
         if (!verdict.oom && status.sigkill() && under_memory_pressure()) {
             verdict.oom = true;
             verdict.kind = oom::Kind::sigkill_probable;
             verdict.confidence = oom::Confidence::probable;
-            verdict.phase = classifier_->training_started() ? oom::Phase::train : oom::Phase::load;
+            verdict.phase = steps_->training_started() ? oom::Phase::train : oom::Phase::load;
             verdict.reason = "killed by SIGKILL while the memory pool was nearly exhausted";
         }
         return verdict;
+    }
+
+    // The attempt's last output lines, read back from train.log.
+    std::vector<std::string> last_output_lines(size_t count) {
+        log_.flush();
+        const std::uint64_t end = log_.size();
+        std::deque<std::string> lines;
+        for_each_train_log_line(log_.path(), std::max(attempt_log_start_, end > 16384 ? end - 16384 : 0), end,
+                                [&](const TrainLogLine& line) {
+                                    if (!line.from_trainer()) return;
+                                    lines.emplace_back(line.text.substr(0, 1024));
+                                    if (lines.size() > count) lines.pop_front();
+                                });
+        return {lines.begin(), lines.end()};
     }
 
     bool under_memory_pressure() const {
@@ -354,6 +399,7 @@ private:
 
     // Returns the exit code when the run is over, -1 to go on with the next attempt.
     int end_attempt(AttemptRecord& record, const AttemptExit& exit) {
+        read_new_output();
         record.ended = exit.died_at;
         record.exit_code = exit.exit_code;
         record.last_step = steps_->last_step();
@@ -480,8 +526,7 @@ private:
             text += row;
         }
         text += "\nmemory: " + to_json(stall.readings).dump() + "\n\nlast output lines:\n";
-        const size_t count = std::min(last_line_count_, last_lines_.size());
-        for (size_t i = last_line_count_ - count; i < last_line_count_; ++i) text += "  " + last_lines_[i % last_lines_.size()] + "\n";
+        for (const auto& line : last_output_lines(20)) text += "  " + line + "\n";
         if (auto dumps = py_spy_dumps(stall.readings.processes); !dumps.empty()) text += "\n" + dumps;
         const fs::path path = dir_.path / ("stall-" + std::to_string(n) + ".txt");
         if (auto written = write_file_atomic(path, text); !written) spdlog::error("{}", written.error().message);
@@ -618,7 +663,6 @@ private:
     EventLog events_;
     AttemptSpec spec_;
 
-    std::unique_ptr<oom::Classifier> classifier_;
     std::vector<telemetry::StepPattern> step_patterns_;  // the profile's, else the defaults
     std::unique_ptr<telemetry::StepTracker> steps_;
     std::optional<oom::KernelWatch> watch_;
@@ -626,10 +670,10 @@ private:
     std::deque<MemorySample> recent_;
     double peak_used_ = 0;
     double peak_rss_ = 0;
-    double chunk_time_ = 0;  // monotonic time of the output being delivered
     double last_output_ = 0;  // monotonic time of the attempt's last output (or its launch)
-    std::array<std::string, 20> last_lines_;  // a ring of the last output lines, for stall reports
-    size_t last_line_count_ = 0;
+    std::uint64_t attempt_log_start_ = 0;     // train.log's size when the attempt began
+    std::uint64_t scanned_to_ = 0;            // how far the step tracker has read train.log
+    std::deque<std::uint64_t> step_offsets_;  // where the latest two step changes were read
     std::optional<Stall> stall_;
     std::optional<std::pair<long long, double>> first_step_;  // (step, time) first seen this attempt
     std::optional<double> steps_per_second_;
