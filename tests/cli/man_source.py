@@ -160,6 +160,6 @@ def sparkguard_invocations(text):
             if word == "--":
                 break
             if word.startswith("-"):
-                options.append(word.split("=", 1)[0])
+                options.append(word.split("=", 1)[0].rstrip("`\",.:)"))
         calls.append((m.group(1), options))
     return calls
