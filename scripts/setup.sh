@@ -8,6 +8,7 @@ packages=(
   libboost1.81-dev libspdlog-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev catch2
   python3 python3-pytest python3-torch libopenblas0-pthread
   util-linux procps man-db groff-base file time tmux
+  dpkg-dev  # dpkg-shlibdeps, for cpack -G DEB
   chromium fonts-dejavu-core
 )
 

@@ -1,0 +1,191 @@
+"""scripts/examples/: the Slurm batch script, the systemd unit and the two-node torchrun launch are
+valid, use only options sparkguard has, and do what their comments say: the batch script, run as
+Slurm runs it, passes the time limit's SIGTERM on, requeues, and the requeued job continues the
+run; the torchrun launch passes preflight's G10 check and runs under sparkguard."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from man_source import help_options, sparkguard_invocations
+
+BINARY = Path(os.environ.get("SPARKGUARD", "sparkguard"))
+SOURCE = Path(os.environ.get("SPARKGUARD_SOURCE", Path(__file__).resolve().parents[2]))
+EXAMPLES = SOURCE / "scripts" / "examples"
+SBATCH = EXAMPLES / "sparkguard.sbatch"
+TORCHRUN = EXAMPLES / "torchrun-two-nodes.sh"
+UNIT = EXAMPLES / "sparkguard-llama8b.service"
+HF_TRAIN = SOURCE / "tests" / "trainers" / "hf_train.py"
+
+# systemd.unit(5), systemd.service(5), systemd.exec(5), systemd.kill(5): the keys a unit may use here.
+UNIT_KEYS = {
+    "Unit": {"Description", "Documentation", "Wants", "Requires", "After", "Before", "ConditionPathExists"},
+    "Service": {"Type", "User", "Group", "WorkingDirectory", "StateDirectory", "Environment", "EnvironmentFile",
+                "ExecStart", "ExecStartPre", "ExecStop", "KillMode", "KillSignal", "TimeoutStopSec",
+                "SuccessExitStatus", "Restart", "RestartSec", "RestartPreventExitStatus", "StandardOutput",
+                "StandardError"},
+    "Install": {"WantedBy", "RequiredBy"},
+}
+
+
+def write_executable(path, text):
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def read_unit(path):
+    """{section: {key: [values]}} with line continuations joined, as systemd reads a unit."""
+    text = re.sub(r"\\\n", " ", path.read_text())
+    unit, section = {}, None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            assert line.endswith("]"), line
+            section = line[1:-1]
+            assert section not in unit, f"[{section}] twice"
+            unit[section] = {}
+            continue
+        assert section and "=" in line, f"not KEY=VALUE in a section: {line!r}"
+        key, value = line.split("=", 1)
+        unit[section].setdefault(key.strip(), []).append(value.strip())
+    return unit
+
+
+def grace_seconds(command_text):
+    return float(re.search(r"--grace (\d+)", command_text).group(1))
+
+
+@pytest.mark.parametrize("script", [SBATCH, TORCHRUN], ids=lambda p: p.name)
+def test_the_shell_examples_parse_and_are_executable(script):
+    result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert os.access(script, os.X_OK)
+
+
+def test_the_unit_has_only_known_keys_and_stops_and_restarts_as_its_comments_say():
+    unit = read_unit(UNIT)
+    for section, keys in unit.items():
+        assert section in UNIT_KEYS, section
+        assert set(keys) <= UNIT_KEYS[section], sorted(set(keys) - UNIT_KEYS[section])
+    service = {key: values[-1] for key, values in unit["Service"].items()}
+    exec_start = service["ExecStart"]
+    assert service["KillMode"] == "mixed"
+    assert float(service["TimeoutStopSec"]) > grace_seconds(exec_start)
+    assert service["Restart"] == "on-abnormal"
+    assert "143" in service["SuccessExitStatus"].split()
+    assert "--resume-run \"$$STATE_DIRECTORY\"" in exec_start and "--run-dir \"$$STATE_DIRECTORY\"" in exec_start
+    assert service["StateDirectory"] == "sparkguard/llama8b"
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
+def test_systemd_analyze_verifies_the_unit(tmp_path):
+    copy = tmp_path / UNIT.name
+    shutil.copy(UNIT, copy)
+    result = subprocess.run(["systemd-analyze", "verify", "--man=no", str(copy)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
+
+
+def test_the_batch_script_leaves_sparkguard_time_to_stop_before_slurm_does():
+    text = SBATCH.read_text()
+    warning = int(re.search(r"^#SBATCH --signal=B:TERM@(\d+)$", text, re.M).group(1))
+    assert grace_seconds(text) + 20 <= warning
+    assert re.search(r"^#SBATCH --requeue$", text, re.M)
+
+
+@pytest.mark.parametrize("example", [SBATCH, TORCHRUN, UNIT], ids=lambda p: p.name)
+def test_the_examples_use_only_options_that_exist(example):
+    calls = sparkguard_invocations(example.read_text())
+    assert calls
+    for command, options in calls:
+        help_text = subprocess.run([str(BINARY), command, "--help"], capture_output=True, text=True).stdout
+        known = help_options(help_text)
+        shorts = {f"-{short}" for short, _ in known.values() if short}
+        for option in options:
+            assert option in shorts or option[2:] in known, f"{example.name}: sparkguard {command} has no {option}"
+
+
+def fake_tools(bin_dir, log):
+    """python (train.py becomes the real PyTorch test trainer, short and slow enough to interrupt)
+    and scontrol (records its arguments)."""
+    bin_dir.mkdir()
+    write_executable(bin_dir / "python", f"""#!/bin/sh
+if [ "$1" = train.py ]; then
+    shift
+    exec /usr/bin/python3 {HF_TRAIN} "$@" --max_seq_length 64 --max_steps 30 --save_steps 5 --step_sleep 0.3
+fi
+exec /usr/bin/python3 "$@"
+""")
+    write_executable(bin_dir / "scontrol", f'#!/bin/sh\necho "$@" >> {log}\n')
+
+
+def slurm_env(tmp_path):
+    return dict(os.environ, SLURM_SUBMIT_DIR=str(tmp_path), SLURM_JOB_ID="4242", SLURM_JOB_NAME="llama8b-qlora",
+                SPARKGUARD_PROFILES=str(SOURCE / "profiles"), SPARKGUARD_FAKE_GPU="a100-80", OPENBLAS_NUM_THREADS="1",
+                PATH=os.pathsep.join([str(tmp_path / "bin"), str(BINARY.parent), str(SOURCE / "tests" / "fakes"),
+                                      os.environ["PATH"]]))
+
+
+def test_the_batch_script_passes_slurms_sigterm_on_requeues_and_the_requeued_job_continues(tmp_path):
+    log = tmp_path / "scontrol.log"
+    fake_tools(tmp_path / "bin", log)
+    env = slurm_env(tmp_path)
+    run_dir = tmp_path / "runs" / "llama8b-qlora-4242"
+    checkpoint = tmp_path / "out" / "llama8b-qlora-4242" / "checkpoint-5" / "trainer_state.json"
+
+    job = subprocess.Popen(["bash", str(SBATCH)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not checkpoint.exists() and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert checkpoint.exists(), "the trainer wrote no checkpoint"
+        job.send_signal(signal.SIGTERM)  # what --signal=B:TERM does: the batch shell alone
+        output, _ = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 143, output
+    assert log.read_text() == "requeue 4242\n"
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["outcome"] == "interrupted" and report["exit_code"] == 143
+
+    requeued = subprocess.run(["bash", str(SBATCH)], cwd=tmp_path, env=dict(env, SLURM_RESTART_COUNT="1"),
+                              capture_output=True, text=True, timeout=300)
+    assert requeued.returncode == 0, requeued.stdout + requeued.stderr
+    assert f"continuing {run_dir} (restart 1)" in requeued.stdout
+    assert log.read_text() == "requeue 4242\n"
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["outcome"] == "succeeded"
+    assert [a["outcome"] for a in report["attempts"]] == ["interrupted", "succeeded"]
+    assert re.search(r"/checkpoint-\d+$", report["attempts"][1]["resumed_from"])
+    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert "resume-run" in events
+
+
+def test_the_two_node_launch_passes_g10_and_runs_each_nodes_part_under_sparkguard(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    write_executable(bin_dir / "torchrun", '#!/bin/sh\necho "torchrun $*"\nfor i in 1 2 3; do echo "Step $i/3 loss 1.0"; done\n')
+    # The G1 check asks `python3` (torchrun's interpreter here) about PyTorch: no PyTorch, a skip.
+    write_executable(bin_dir / "python3", "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
+    env = slurm_env(tmp_path)
+    result = subprocess.run([str(TORCHRUN), "1", "spark1"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    env_report = json.loads((tmp_path / "env-report-node1.json").read_text())
+    assert env_report["checks"]["G10"].startswith("info: 2 machines, data parallel"), env_report["checks"]["G10"]
+    assert env_report["details"]["G10"]["machines"] == 2
+    assert env_report["verdict"] != "blocked"
+    report = json.loads((tmp_path / "runs" / "llama8b-ddp-node1" / "report.json").read_text())
+    assert report["outcome"] == "succeeded"
+    assert report["command"][:6] == ["torchrun", "--nnodes", "2", "--nproc-per-node", "1", "--rdzv-backend"]
+    assert "--rdzv-endpoint spark1:29500" in " ".join(report["command"])
