@@ -132,6 +132,9 @@ int run_main(Args args) {
     if (parsed.has("print-default-profile")) return print_profile(options);
     if (auto resume = parsed.get("resume-run")) {
         if (!options.command.empty()) throw UsageError("--resume-run", "takes no COMMAND: the run directory remembers it");
+        for (const auto& spec : specs)
+            if (spec.name != "resume-run" && spec.name != "quiet" && spec.name != "verbose" && parsed.has(spec.name))
+                throw UsageError("--resume-run", "takes no --" + spec.name + ": the run continues with the options it was started with");
         return resume_supervised(*resume);
     }
     if (options.command.empty()) throw UsageError("run", "no trainer command (sparkguard run [OPTIONS] -- COMMAND [ARGS...])");

@@ -29,8 +29,8 @@ std::string format_status(const StatusInfo& info, size_t width, bool color);
 
 class StatusLine {
 public:
-    // A status line on stderr when it is a terminal and not `quiet`; nullptr otherwise.
-    // Color unless $NO_COLOR is set (https://no-color.org) or TERM is "dumb".
+    // A status line on stderr when it is a terminal (not TERM=dumb: it cannot move the cursor)
+    // and not `quiet`; nullptr otherwise. Color unless $NO_COLOR is set (https://no-color.org).
     static std::unique_ptr<StatusLine> open_on_terminal(bool quiet);
     ~StatusLine();  // gives the terminal its last row back
     StatusLine(const StatusLine&) = delete;

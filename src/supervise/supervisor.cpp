@@ -131,6 +131,19 @@ public:
         note("resuming the run after sparkguard was stopped; next: " + describe(config_));
     }
 
+    // --max-attempts counts the attempts the ladder (or --on-hang relaunch) asked for; an attempt
+    // cut short because sparkguard itself was stopped is not one. Used up, the run ends the way the
+    // last attempt did.
+    std::optional<int> attempts_used_up() {
+        const auto counted = std::count_if(report_.attempts.begin(), report_.attempts.end(),
+                                           [](const AttemptRecord& a) { return a.outcome != "interrupted"; });
+        if (counted < options_.max_attempts) return std::nullopt;
+        const std::string limit = std::to_string(options_.max_attempts) + " attempts (--max-attempts)";
+        if (!report_.attempts.empty() && report_.attempts.back().outcome == "stalled")
+            return finish("stalled", kExitStalled, "the trainer still hangs after " + limit);
+        return finish("oom-exhausted", kExitOomExhausted, "still out of memory after " + limit);
+    }
+
     // Before the first launch: the budget check (an exit code when the run is blocked), the
     // environment checks into env-report.json, and the telemetry.
     std::optional<int> prelaunch() {
@@ -196,9 +209,7 @@ public:
         start_telemetry();
         while (true) {
             if (auto sig = session_.received_signal()) return finish("interrupted", 128 + *sig, "stopped by " + signal_name(*sig) + " before the next launch");
-            if (static_cast<int>(report_.attempts.size()) >= options_.max_attempts)
-                return finish("oom-exhausted", kExitOomExhausted,
-                              "still out of memory after " + std::to_string(options_.max_attempts) + " attempts (--max-attempts)");
+            if (auto used_up = attempts_used_up()) return *used_up;
             AttemptRecord& record = begin_attempt();
             AttemptExit exit;
             try {
