@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "report/record_lines.hpp"
 #include "report/run_dir.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "report/record_lines.hpp"
+#include "util/record_lines.hpp"
 #include "util/parse.hpp"
 #include "util/strings.hpp"
 
