@@ -65,9 +65,10 @@ void read_events(const fs::path& path, RunInputs& in) {
 
 void read_thermal(const fs::path& path, RunInputs& in) {
     if (!(in.has_thermal = fs::exists(path))) return;
-    ThermalSamples samples = parsed_or_throw(parse_thermal_samples(read_or_throw(path), path.string()));
-    in.thermal = std::move(samples.samples);
-    in.warnings.insert(in.warnings.end(), samples.warnings.begin(), samples.warnings.end());
+    telemetry::ThermalCsv csv = parsed_or_throw(
+        telemetry::parse_thermal_csv(read_or_throw(path), path.string(), telemetry::Timestamps::rfc3339));
+    in.thermal = std::move(csv.rows);
+    in.warnings.insert(in.warnings.end(), csv.warnings.begin(), csv.warnings.end());
 }
 
 std::vector<double> attempt_starts(const RunReport& report) {

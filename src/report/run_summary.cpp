@@ -24,7 +24,7 @@ void keep_max(std::optional<double>& peak, std::optional<double> value) {
 std::optional<double> last_sign_of_life(const RunInputs& in) {
     std::optional<double> last;
     if (!in.events.empty()) keep_max(last, in.events.back().time.epoch_s);
-    if (!in.thermal.empty()) keep_max(last, in.thermal.back().time.epoch_s);
+    if (!in.thermal.empty()) keep_max(last, in.thermal.back().time->epoch_s);
     if (in.log_last) keep_max(last, in.log_last->epoch_s);
     return last;
 }
@@ -65,12 +65,13 @@ MemorySummary memory_of(const RunInputs& in) {
         keep_max(m.peak_used_gb, used);
         keep_max(m.peak_rss_gb, json_number(a.measured, "peak_trainer_rss_gb"));
     }
-    for (const auto& s : in.thermal) {
-        const auto used = s.pool_used_gb();
-        if (used && (!m.peak_used_gb || *used > *m.peak_used_gb)) m.peak_attempt = s.attempt;
+    for (const auto& row : in.thermal) {
+        const auto used = row.pool_used_gb();
+        if (used && (!m.peak_used_gb || *used > *m.peak_used_gb))
+            m.peak_attempt = row.attempt > 0 ? std::optional(row.attempt) : std::nullopt;
         keep_max(m.peak_used_gb, used);
-        keep_max(m.peak_rss_gb, s.trainer_rss_gb);
-        keep_max(m.pool_total_gb, s.mem_total_gb);
+        keep_max(m.peak_rss_gb, row.trainer_rss_gb);
+        keep_max(m.pool_total_gb, row.mem_total_gb);
     }
     const json& plan = in.report.plan;
     m.estimate_gb = json_number(plan, "peak_gb");
@@ -114,16 +115,17 @@ TelemetrySummary telemetry_from_samples(const RunInputs& in) {
     s.source = "thermal.csv";
     double power_sum = 0;
     long long power_rows = 0;
-    for (const auto& sample : in.thermal) {
+    for (const auto& row : in.thermal) {
+        const auto& gpu = row.gpu;
         ++s.rows;
-        if (sample.temp_c || sample.power_w) ++s.gpu_rows;
-        if (sample.temp_c && (!s.peak_temp_c || *sample.temp_c > *s.peak_temp_c)) {
-            s.peak_temp_c = sample.temp_c;
-            s.peak_temp_at = sample.time.epoch_s;
+        if (gpu.temp_c || gpu.power_w) ++s.gpu_rows;
+        if (gpu.temp_c && (!s.peak_temp_c || *gpu.temp_c > *s.peak_temp_c)) {
+            s.peak_temp_c = gpu.temp_c;
+            s.peak_temp_at = row.time->epoch_s;
         }
-        if (sample.power_w) power_sum += *sample.power_w, ++power_rows;
-        keep_max(s.max_power_w, sample.power_w);
-        keep_max(s.cap_w, sample.power_limit_w);
+        if (gpu.power_w) power_sum += *gpu.power_w, ++power_rows;
+        keep_max(s.max_power_w, gpu.power_w);
+        keep_max(s.cap_w, gpu.power_limit_w);
     }
     if (power_rows) s.mean_power_w = power_sum / static_cast<double>(power_rows);
     s.throttle_episodes = count_events(in, "throttle");
@@ -153,7 +155,8 @@ std::vector<std::string> files_of(const RunInputs& in) {
 
 std::vector<std::string> missing_of(const RunInputs& in) {
     std::vector<std::string> missing;
-    const bool gpu = std::any_of(in.thermal.begin(), in.thermal.end(), [](const ThermalSample& s) { return s.temp_c || s.power_w; });
+    const bool gpu = std::any_of(in.thermal.begin(), in.thermal.end(),
+                                 [](const telemetry::ThermalRow& row) { return row.gpu.temp_c || row.gpu.power_w; });
     if (!in.has_thermal)
         missing.push_back("thermal.csv: absent (a run from before the sampler, or it never started): no temperature, power or memory over time");
     else if (in.thermal.empty())
@@ -170,7 +173,7 @@ std::vector<std::string> missing_of(const RunInputs& in) {
 int offset_of(const RunInputs& in) {
     if (auto t = parse_rfc3339(in.report.started)) return t->utc_offset_minutes;
     if (!in.events.empty()) return in.events.front().time.utc_offset_minutes;
-    if (!in.thermal.empty()) return in.thermal.front().time.utc_offset_minutes;
+    if (!in.thermal.empty()) return in.thermal.front().time->utc_offset_minutes;
     return in.log_first ? in.log_first->utc_offset_minutes : 0;
 }
 
