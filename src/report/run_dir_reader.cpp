@@ -71,6 +71,15 @@ void read_thermal(const fs::path& path, RunInputs& in) {
     in.warnings.insert(in.warnings.end(), csv.warnings.begin(), csv.warnings.end());
 }
 
+// The platform names the power-cap rules thermal.csv is judged by; only a summary read back from
+// thermal.csv needs it, so a file without one is a warning.
+void read_platform(const fs::path& path, RunInputs& in) {
+    if (!fs::exists(path)) return;
+    const json env = json::parse(read_or_throw(path), nullptr, false);
+    if (env.is_object() && env.contains("platform") && env["platform"].is_string()) in.platform = env["platform"].get<std::string>();
+    else in.warnings.push_back(path.string() + ": no \"platform\": thermal.csv is judged by the power-cap event's or the driver's limit");
+}
+
 std::vector<double> attempt_starts(const RunReport& report) {
     std::vector<double> starts;
     for (const auto& a : report.attempts)
@@ -149,6 +158,7 @@ RunInputs read_run_dir(const fs::path& dir) {
     RunInputs in;
     in.run_dir = dir.string();
     read_report(run.report(), in);
+    read_platform(run.env_report(), in);
     read_events(run.events(), in);
     read_thermal(run.thermal(), in);
     read_train_log(run.train_log(), in);

@@ -19,6 +19,7 @@ struct RunInputs {
     std::string run_dir;
     RunReport report;
     nlohmann::json telemetry;  // report.json's "telemetry" section; null when it has none
+    std::string platform;      // env-report.json's "platform" ("dgx-spark"); empty without one
     std::vector<RunEvent> events;
     std::vector<telemetry::ThermalRow> thermal;  // read with Timestamps::rfc3339: every row has its time
     std::vector<StepPoint> steps;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "telemetry/telemetry_summary.hpp"
 #include "util/strings.hpp"
 
 namespace sg {
@@ -92,10 +93,11 @@ long long count_events(const RunInputs& in, std::string_view name) {
     return std::count_if(in.events.begin(), in.events.end(), [&](const RunEvent& e) { return e.name == name; });
 }
 
-// The sampler's own summary in report.json; its fields are optional, read when they are numbers.
-TelemetrySummary telemetry_from_report(const json& t) {
+// A telemetry::TelemetrySummary as JSON: the sampler's own in report.json, or one computed here;
+// its fields are optional, read when they are numbers.
+TelemetrySummary telemetry_from_json(const json& t, std::string source) {
     TelemetrySummary s;
-    s.source = "report.json";
+    s.source = std::move(source);
     s.rows = static_cast<long long>(json_number(t, "rows").value_or(0));
     s.gpu_rows = static_cast<long long>(json_number(t, "gpu_rows").value_or(0));
     s.peak_temp_c = json_number(t, "peak_temp_c");
@@ -109,33 +111,29 @@ TelemetrySummary telemetry_from_report(const json& t) {
     return s;
 }
 
-// Without the sampler's summary: what thermal.csv and the throttle events say by themselves.
-TelemetrySummary telemetry_from_samples(const RunInputs& in) {
-    TelemetrySummary s;
-    s.source = "thermal.csv";
-    double power_sum = 0;
-    long long power_rows = 0;
-    for (const auto& row : in.thermal) {
-        const auto& gpu = row.gpu;
-        ++s.rows;
-        if (gpu.temp_c || gpu.power_w) ++s.gpu_rows;
-        if (gpu.temp_c && (!s.peak_temp_c || *gpu.temp_c > *s.peak_temp_c)) {
-            s.peak_temp_c = gpu.temp_c;
-            s.peak_temp_at = row.time->epoch_s;
-        }
-        if (gpu.power_w) power_sum += *gpu.power_w, ++power_rows;
-        keep_max(s.max_power_w, gpu.power_w);
-        keep_max(s.cap_w, gpu.power_limit_w);
-    }
-    if (power_rows) s.mean_power_w = power_sum / static_cast<double>(power_rows);
-    s.throttle_episodes = count_events(in, "throttle");
+// Whose power-cap rules thermal.csv is judged by: env-report.json's platform, else the one the
+// power-cap event names, else "host" (the driver's enforced limit).
+std::string platform_of(const RunInputs& in) {
+    if (!in.platform.empty()) return in.platform;
+    for (const auto& e : in.events)
+        if (e.name == "power-cap" && e.fields.contains("platform") && e.fields["platform"].is_string())
+            return e.fields["platform"].get<std::string>();
+    return "host";
+}
+
+// Without the sampler's summary: the same summary, from thermal.csv replayed through the detector
+// `sparkguard run` uses live. The throttle events events.jsonl recorded count when they are more
+// (a thermal.csv cut short, or one from a sampler that saw no training steps).
+TelemetrySummary telemetry_from_rows(const RunInputs& in) {
+    TelemetrySummary s = telemetry_from_json(telemetry::summarize_rows(in.thermal, platform_of(in)), "thermal.csv");
+    s.throttle_episodes = std::max(s.throttle_episodes, count_events(in, "throttle"));
     return s;
 }
 
 std::optional<TelemetrySummary> telemetry_of(const RunInputs& in) {
     std::optional<TelemetrySummary> s;
-    if (in.telemetry.is_object()) s = telemetry_from_report(in.telemetry);
-    else if (!in.thermal.empty()) s = telemetry_from_samples(in);
+    if (in.telemetry.is_object()) s = telemetry_from_json(in.telemetry, "report.json");
+    else if (!in.thermal.empty()) s = telemetry_from_rows(in);
     if (!s) return s;
     s->power_cap_message = power_cap_message(in);
     const auto cap = std::find_if(in.events.begin(), in.events.end(), [](const RunEvent& e) { return e.name == "power-cap"; });

@@ -111,6 +111,22 @@ RunInputs night(double hours, int samples) {
     return in;
 }
 
+// Forty minutes of a GB10 sampled every 30 s: at the ~100 W cap from 10 min; from 20 min the steps
+// take 1.6 times as long and it runs 8 C hotter, back to speed at 30 min.
+std::string spark_thermal_csv() {
+    std::string csv = kHeader;
+    double steps = 0;
+    for (int t = 0; t <= 2400; t += 30) {
+        const bool slow = t >= 1200 && t < 1800;
+        const double power = t < 600 ? 60 : slow ? 99 : 98;
+        const double temp = t < 600 ? 55 : slow ? 70 : 62;
+        csv += stamp(t) + "," + std::to_string(t) + ",1,," + std::to_string(static_cast<long long>(steps)) + "," +
+               fixed(temp, 1) + "," + fixed(power, 2) + ",240,2400,97,sw_power_cap,121.7,60,40,3.1,30.5\n";
+        steps += 30 / (slow ? 3.2 : 2.0);
+    }
+    return csv;
+}
+
 size_t count(const std::string& text, const std::string& what) {
     size_t n = 0;
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -299,6 +315,42 @@ TEST_CASE("the summary joins report.json, events and thermal.csv", "[report]") {
     CHECK(json["memory"]["estimate_peak_gb"] == 98.5);
     CHECK(json["telemetry"]["seconds_at_cap"] == 21000);
     CHECK(json["started"] == "2025-11-29 22:20:00");
+}
+
+TEST_CASE("without report.json's telemetry, thermal.csv alone gives the time at the cap and throttling", "[report]") {
+    RunInputs in;
+    in.run_dir = "runs/2025-11-29-spark";
+    in.report.outcome = "succeeded";
+    in.report.started = stamp(0);
+    in.report.ended = stamp(2400);
+    in.has_thermal = true;
+    in.thermal = read_thermal_csv(spark_thermal_csv())->rows;
+    in.platform = "dgx-spark";  // env-report.json's
+    const RunSummary s = summarize(in);
+    REQUIRE(s.telemetry);
+    CHECK(s.telemetry->source == "thermal.csv");
+    CHECK(s.telemetry->cap_w == 100);           // the platform's sustained cap, not the driver's 240 W
+    CHECK(s.telemetry->seconds_at_cap == 1800);  // 10 min to 40 min
+    CHECK(s.telemetry->throttle_episodes == 1);
+    CHECK(*s.telemetry->seconds_throttled >= 500);
+    CHECK(s.telemetry->peak_temp_c == 70);
+    CHECK(*s.telemetry->peak_temp_at == Approx(kStart + 1200));
+    CHECK(to_json(s)["telemetry"]["seconds_at_cap"] == 1800);
+    const std::string words = std::regex_replace(format_summary_text(s), std::regex("\\s+"), " ");
+    CHECK_THAT(words, Contains("cap 100 W, 30m00s at the cap"));
+    CHECK_THAT(words, Contains("throttle 1 episode, 9m00s throttled"));
+
+    // Without env-report.json the power-cap event names the platform; without either, the cap is
+    // the driver's limit, which this run never came near.
+    in.platform.clear();
+    const RunSummary host = summarize(in);
+    CHECK(host.telemetry->cap_w == 240);
+    CHECK(host.telemetry->seconds_at_cap == 0);
+    CHECK(host.telemetry->throttle_episodes == 0);
+    in.events = parse_run_events(event(720, "power-cap", "\"platform\":\"dgx-spark\",\"cap_w\":100,\"message\":\"power held\""))->events;
+    const RunSummary named = summarize(in);
+    CHECK(named.telemetry->seconds_at_cap == 1800);
+    CHECK(named.telemetry->throttle_episodes == 1);
 }
 
 TEST_CASE("a run without telemetry or events says what is missing", "[report]") {
