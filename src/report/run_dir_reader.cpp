@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "report/record_lines.hpp"
 #include "report/run_dir.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
@@ -66,9 +65,19 @@ void read_events(const fs::path& path, RunInputs& in) {
 
 void read_thermal(const fs::path& path, RunInputs& in) {
     if (!(in.has_thermal = fs::exists(path))) return;
-    ThermalSamples samples = parsed_or_throw(parse_thermal_samples(read_or_throw(path), path.string()));
-    in.thermal = std::move(samples.samples);
-    in.warnings.insert(in.warnings.end(), samples.warnings.begin(), samples.warnings.end());
+    telemetry::ThermalCsv csv = parsed_or_throw(
+        telemetry::parse_thermal_csv(read_or_throw(path), path.string(), telemetry::Timestamps::rfc3339));
+    in.thermal = std::move(csv.rows);
+    in.warnings.insert(in.warnings.end(), csv.warnings.begin(), csv.warnings.end());
+}
+
+// The platform names the power-cap rules thermal.csv is judged by; only a summary read back from
+// thermal.csv needs it, so a file without one is a warning.
+void read_platform(const fs::path& path, RunInputs& in) {
+    if (!fs::exists(path)) return;
+    const json env = json::parse(read_or_throw(path), nullptr, false);
+    if (env.is_object() && env.contains("platform") && env["platform"].is_string()) in.platform = env["platform"].get<std::string>();
+    else in.warnings.push_back(path.string() + ": no \"platform\": thermal.csv is judged by the power-cap event's or the driver's limit");
 }
 
 std::vector<double> attempt_starts(const RunReport& report) {
@@ -149,6 +158,7 @@ RunInputs read_run_dir(const fs::path& dir) {
     RunInputs in;
     in.run_dir = dir.string();
     read_report(run.report(), in);
+    read_platform(run.env_report(), in);
     read_events(run.events(), in);
     read_thermal(run.thermal(), in);
     read_train_log(run.train_log(), in);

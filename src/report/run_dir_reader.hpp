@@ -9,8 +9,9 @@ namespace sg {
 
 // Throws UsageError (exit 2) naming the file: a missing or unreadable directory, no report.json
 // or one that is not JSON or not a report, and a malformed line of events.jsonl, thermal.csv or
-// train.log (with the line and the field). Torn lines (record_lines.hpp) become warnings; an
+// train.log (with the line and the field). Torn lines (util/record_lines.hpp) become warnings; an
 // absent events.jsonl, thermal.csv or train.log is noted, not an error (an older or blocked run).
+// env-report.json gives the platform (a warning when it has none).
 RunInputs read_run_dir(const std::filesystem::path& dir);
 
 }  // namespace sg

@@ -1,6 +1,6 @@
 #include "report/run_events.hpp"
 
-#include "report/record_lines.hpp"
+#include "util/record_lines.hpp"
 
 namespace sg {
 namespace {

@@ -25,7 +25,7 @@ struct RunEvents {
 };
 
 // The error names the file, the line and the field: not JSON, not an object, no "time" or
-// "event", a time that is not RFC 3339. Torn lines (see record_lines.hpp) are warnings.
+// "event", a time that is not RFC 3339. Torn lines (see util/record_lines.hpp) are warnings.
 Result<RunEvents> parse_run_events(std::string_view text, std::string_view file_name = "events.jsonl");
 
 }  // namespace sg

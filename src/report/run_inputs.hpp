@@ -10,8 +10,8 @@
 
 #include "report/run_events.hpp"
 #include "report/run_report.hpp"
-#include "report/thermal_samples.hpp"
 #include "report/train_log_steps.hpp"
+#include "telemetry/thermal_csv.hpp"
 
 namespace sg {
 
@@ -19,8 +19,9 @@ struct RunInputs {
     std::string run_dir;
     RunReport report;
     nlohmann::json telemetry;  // report.json's "telemetry" section; null when it has none
+    std::string platform;      // env-report.json's "platform" ("dgx-spark"); empty without one
     std::vector<RunEvent> events;
-    std::vector<ThermalSample> thermal;
+    std::vector<telemetry::ThermalRow> thermal;  // read with Timestamps::rfc3339: every row has its time
     std::vector<StepPoint> steps;
     std::optional<Timestamp> log_first, log_last;  // train.log's first and last lines
     bool has_events = false, has_thermal = false, has_train_log = false;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "telemetry/telemetry_summary.hpp"
 #include "util/strings.hpp"
 
 namespace sg {
@@ -24,7 +25,7 @@ void keep_max(std::optional<double>& peak, std::optional<double> value) {
 std::optional<double> last_sign_of_life(const RunInputs& in) {
     std::optional<double> last;
     if (!in.events.empty()) keep_max(last, in.events.back().time.epoch_s);
-    if (!in.thermal.empty()) keep_max(last, in.thermal.back().time.epoch_s);
+    if (!in.thermal.empty()) keep_max(last, in.thermal.back().time->epoch_s);
     if (in.log_last) keep_max(last, in.log_last->epoch_s);
     return last;
 }
@@ -65,12 +66,13 @@ MemorySummary memory_of(const RunInputs& in) {
         keep_max(m.peak_used_gb, used);
         keep_max(m.peak_rss_gb, json_number(a.measured, "peak_trainer_rss_gb"));
     }
-    for (const auto& s : in.thermal) {
-        const auto used = s.pool_used_gb();
-        if (used && (!m.peak_used_gb || *used > *m.peak_used_gb)) m.peak_attempt = s.attempt;
+    for (const auto& row : in.thermal) {
+        const auto used = row.pool_used_gb();
+        if (used && (!m.peak_used_gb || *used > *m.peak_used_gb))
+            m.peak_attempt = row.attempt > 0 ? std::optional(row.attempt) : std::nullopt;
         keep_max(m.peak_used_gb, used);
-        keep_max(m.peak_rss_gb, s.trainer_rss_gb);
-        keep_max(m.pool_total_gb, s.mem_total_gb);
+        keep_max(m.peak_rss_gb, row.trainer_rss_gb);
+        keep_max(m.pool_total_gb, row.mem_total_gb);
     }
     const json& plan = in.report.plan;
     m.estimate_gb = json_number(plan, "peak_gb");
@@ -91,10 +93,11 @@ long long count_events(const RunInputs& in, std::string_view name) {
     return std::count_if(in.events.begin(), in.events.end(), [&](const RunEvent& e) { return e.name == name; });
 }
 
-// The sampler's own summary in report.json; its fields are optional, read when they are numbers.
-TelemetrySummary telemetry_from_report(const json& t) {
+// A telemetry::TelemetrySummary as JSON: the sampler's own in report.json, or one computed here;
+// its fields are optional, read when they are numbers.
+TelemetrySummary telemetry_from_json(const json& t, std::string source) {
     TelemetrySummary s;
-    s.source = "report.json";
+    s.source = std::move(source);
     s.rows = static_cast<long long>(json_number(t, "rows").value_or(0));
     s.gpu_rows = static_cast<long long>(json_number(t, "gpu_rows").value_or(0));
     s.peak_temp_c = json_number(t, "peak_temp_c");
@@ -108,32 +111,29 @@ TelemetrySummary telemetry_from_report(const json& t) {
     return s;
 }
 
-// Without the sampler's summary: what thermal.csv and the throttle events say by themselves.
-TelemetrySummary telemetry_from_samples(const RunInputs& in) {
-    TelemetrySummary s;
-    s.source = "thermal.csv";
-    double power_sum = 0;
-    long long power_rows = 0;
-    for (const auto& sample : in.thermal) {
-        ++s.rows;
-        if (sample.temp_c || sample.power_w) ++s.gpu_rows;
-        if (sample.temp_c && (!s.peak_temp_c || *sample.temp_c > *s.peak_temp_c)) {
-            s.peak_temp_c = sample.temp_c;
-            s.peak_temp_at = sample.time.epoch_s;
-        }
-        if (sample.power_w) power_sum += *sample.power_w, ++power_rows;
-        keep_max(s.max_power_w, sample.power_w);
-        keep_max(s.cap_w, sample.power_limit_w);
-    }
-    if (power_rows) s.mean_power_w = power_sum / static_cast<double>(power_rows);
-    s.throttle_episodes = count_events(in, "throttle");
+// Whose power-cap rules thermal.csv is judged by: env-report.json's platform, else the one the
+// power-cap event names, else "host" (the driver's enforced limit).
+std::string platform_of(const RunInputs& in) {
+    if (!in.platform.empty()) return in.platform;
+    for (const auto& e : in.events)
+        if (e.name == "power-cap" && e.fields.contains("platform") && e.fields["platform"].is_string())
+            return e.fields["platform"].get<std::string>();
+    return "host";
+}
+
+// Without the sampler's summary: the same summary, from thermal.csv replayed through the detector
+// `sparkguard run` uses live. The throttle events events.jsonl recorded count when they are more
+// (a thermal.csv cut short, or one from a sampler that saw no training steps).
+TelemetrySummary telemetry_from_rows(const RunInputs& in) {
+    TelemetrySummary s = telemetry_from_json(telemetry::summarize_rows(in.thermal, platform_of(in)), "thermal.csv");
+    s.throttle_episodes = std::max(s.throttle_episodes, count_events(in, "throttle"));
     return s;
 }
 
 std::optional<TelemetrySummary> telemetry_of(const RunInputs& in) {
     std::optional<TelemetrySummary> s;
-    if (in.telemetry.is_object()) s = telemetry_from_report(in.telemetry);
-    else if (!in.thermal.empty()) s = telemetry_from_samples(in);
+    if (in.telemetry.is_object()) s = telemetry_from_json(in.telemetry, "report.json");
+    else if (!in.thermal.empty()) s = telemetry_from_rows(in);
     if (!s) return s;
     s->power_cap_message = power_cap_message(in);
     const auto cap = std::find_if(in.events.begin(), in.events.end(), [](const RunEvent& e) { return e.name == "power-cap"; });
@@ -153,7 +153,8 @@ std::vector<std::string> files_of(const RunInputs& in) {
 
 std::vector<std::string> missing_of(const RunInputs& in) {
     std::vector<std::string> missing;
-    const bool gpu = std::any_of(in.thermal.begin(), in.thermal.end(), [](const ThermalSample& s) { return s.temp_c || s.power_w; });
+    const bool gpu = std::any_of(in.thermal.begin(), in.thermal.end(),
+                                 [](const telemetry::ThermalRow& row) { return row.gpu.temp_c || row.gpu.power_w; });
     if (!in.has_thermal)
         missing.push_back("thermal.csv: absent (a run from before the sampler, or it never started): no temperature, power or memory over time");
     else if (in.thermal.empty())
@@ -170,7 +171,7 @@ std::vector<std::string> missing_of(const RunInputs& in) {
 int offset_of(const RunInputs& in) {
     if (auto t = parse_rfc3339(in.report.started)) return t->utc_offset_minutes;
     if (!in.events.empty()) return in.events.front().time.utc_offset_minutes;
-    if (!in.thermal.empty()) return in.thermal.front().time.utc_offset_minutes;
+    if (!in.thermal.empty()) return in.thermal.front().time->utc_offset_minutes;
     return in.log_first ? in.log_first->utc_offset_minutes : 0;
 }
 

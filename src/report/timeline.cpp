@@ -9,7 +9,8 @@ namespace sg {
 namespace {
 
 using nlohmann::json;
-using Value = std::optional<double> (*)(const ThermalSample&);
+using telemetry::ThermalRow;
+using Value = std::optional<double> (*)(const ThermalRow&);
 
 std::string text_at(const json& fields, const char* key) {
     return fields.contains(key) && fields[key].is_string() ? fields[key].get<std::string>() : "";
@@ -53,9 +54,9 @@ std::vector<Marker> markers_from_report(const RunSummary& s) {
     return out;
 }
 
-double median_interval(const std::vector<ThermalSample>& samples) {
+double median_interval(const std::vector<ThermalRow>& rows) {
     std::vector<double> gaps;
-    for (size_t i = 1; i < samples.size(); ++i) gaps.push_back(samples[i].time.epoch_s - samples[i - 1].time.epoch_s);
+    for (size_t i = 1; i < rows.size(); ++i) gaps.push_back(rows[i].time->epoch_s - rows[i - 1].time->epoch_s);
     if (gaps.empty()) return 1;
     std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
     return std::max(gaps[gaps.size() / 2], 0.001);
@@ -63,16 +64,17 @@ double median_interval(const std::vector<ThermalSample>& samples) {
 
 // One thermal.csv column as a series: broken where the attempt changes, a value is missing, or
 // the samples pause for more than three of their usual intervals.
-Series thermal_series(const std::vector<ThermalSample>& samples, Value value) {
+Series thermal_series(const std::vector<ThermalRow>& rows, Value value) {
     Series out;
-    const double max_gap = 3 * median_interval(samples);
-    const ThermalSample* previous = nullptr;
-    for (const auto& s : samples) {
-        const auto v = value(s);
-        const bool breaks = !previous || previous->attempt != s.attempt || s.time.epoch_s - previous->time.epoch_s > max_gap;
+    const double max_gap = 3 * median_interval(rows);
+    const ThermalRow* previous = nullptr;
+    for (const auto& row : rows) {
+        const auto v = value(row);
+        const double t = row.time->epoch_s;
+        const bool breaks = !previous || previous->attempt != row.attempt || t - previous->time->epoch_s > max_gap;
         if (v && (breaks || out.empty())) out.emplace_back();
-        if (v) out.back().push_back({s.time.epoch_s, *v});
-        previous = v ? &s : nullptr;
+        if (v) out.back().push_back({t, *v});
+        previous = v ? &row : nullptr;
     }
     return out;
 }
@@ -105,7 +107,7 @@ void set_time_range(Timeline& t, const RunInputs& in, const RunSummary& s) {
     for (const auto& a : s.attempts)
         for (const auto& when : {a.start, a.end})
             if (when) times.push_back(*when);
-    if (!in.thermal.empty()) times.insert(times.end(), {in.thermal.front().time.epoch_s, in.thermal.back().time.epoch_s});
+    if (!in.thermal.empty()) times.insert(times.end(), {in.thermal.front().time->epoch_s, in.thermal.back().time->epoch_s});
     if (!in.events.empty()) times.insert(times.end(), {in.events.front().time.epoch_s, in.events.back().time.epoch_s});
     const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
     t.start = times.empty() ? 0 : *lo;
@@ -147,11 +149,11 @@ Timeline build_timeline(const RunInputs& in, const RunSummary& s) {
     for (const auto& e : in.events)
         if (auto marker = marker_from(e)) t.markers.push_back(std::move(*marker));
     if (!in.has_events) t.markers = markers_from_report(s);
-    t.temp_c = thermal_series(in.thermal, [](const ThermalSample& x) { return x.temp_c; });
-    t.power_w = thermal_series(in.thermal, [](const ThermalSample& x) { return x.power_w; });
-    t.power_limit_w = thermal_series(in.thermal, [](const ThermalSample& x) { return x.power_limit_w; });
-    t.pool_used_gb = thermal_series(in.thermal, [](const ThermalSample& x) { return x.pool_used_gb(); });
-    t.pool_total_gb = thermal_series(in.thermal, [](const ThermalSample& x) { return x.mem_total_gb; });
+    t.temp_c = thermal_series(in.thermal, [](const ThermalRow& x) { return x.gpu.temp_c; });
+    t.power_w = thermal_series(in.thermal, [](const ThermalRow& x) { return x.gpu.power_w; });
+    t.power_limit_w = thermal_series(in.thermal, [](const ThermalRow& x) { return x.gpu.power_limit_w; });
+    t.pool_used_gb = thermal_series(in.thermal, [](const ThermalRow& x) { return x.pool_used_gb(); });
+    t.pool_total_gb = thermal_series(in.thermal, [](const ThermalRow& x) { return x.mem_total_gb; });
     t.step_rate = step_rate(in.steps, std::max(60.0, (t.end - t.start) / 200));
     if (s.telemetry && s.telemetry->cap_w && !s.telemetry->power_cap_message.empty()) t.cap_w = s.telemetry->cap_w;
     t.estimate_gb = s.memory.estimate_gb;

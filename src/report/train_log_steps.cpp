@@ -4,8 +4,8 @@
 #include <array>
 #include <cctype>
 
-#include "report/record_lines.hpp"
 #include "telemetry/step_tracker.hpp"
+#include "util/record_lines.hpp"
 
 namespace sg {
 namespace {

@@ -33,7 +33,7 @@ public:
     TrainLogSteps& operator=(TrainLogSteps&&) noexcept;
 
     // One "TIMESTAMP TAG TEXT" line without its newline. The error names the line and the field;
-    // a torn line (see record_lines.hpp) is a warning instead.
+    // a torn line (see util/record_lines.hpp) is a warning instead.
     Status line(std::string_view text, size_t number, bool unterminated_last);
 
     const std::vector<StepPoint>& points() const { return points_; }

@@ -36,7 +36,7 @@ void TelemetrySummary::add(const ThermalRow& row, const Assessment& assessment) 
     if (row.gpu.power_w) power_sum_ += *row.gpu.power_w, ++power_rows_;
     keep_max(max_power_, row.gpu.power_w);
     if (assessment.cap_w) cap_w_ = assessment.cap_w;
-    if (row.mem_total_gb && row.mem_available_gb) keep_max(peak_pool_used_, *row.mem_total_gb - *row.mem_available_gb);
+    keep_max(peak_pool_used_, row.pool_used_gb());
     keep_max(peak_rss_, row.trainer_rss_gb);
     throttle_episodes_ += std::count_if(assessment.events.begin(), assessment.events.end(),
                                         [](const TelemetryEvent& e) { return e.name == "throttle"; });

@@ -17,15 +17,17 @@
 
 #include "telemetry/gpu_sample.hpp"
 #include "telemetry/meminfo.hpp"
+#include "util/clock.hpp"
 #include "util/result.hpp"
 
 namespace sg::telemetry {
 
 struct ThermalRow {
-    std::string timestamp;  // rfc3339_now() when the sample was taken
-    double elapsed_s = 0;   // since the run began
-    int attempt = 0;        // 0 (an empty cell): no attempt, as in `sparkguard thermal`
-    std::string rung;       // the rung that produced this attempt's configuration; empty for the first
+    std::string timestamp;          // rfc3339_now() when the sample was taken
+    std::optional<Timestamp> time;  // the timestamp read back, when it is RFC 3339; the writer leaves it
+    double elapsed_s = 0;           // since the run began
+    int attempt = 0;                // 0 (an empty cell): no attempt, as in `sparkguard thermal`
+    std::string rung;               // the rung that produced this attempt's configuration; empty for the first
     std::optional<long long> step;
     GpuAggregate gpu;
     std::optional<double> mem_total_gb;
@@ -36,6 +38,8 @@ struct ThermalRow {
 
     // Fills the four mem_* columns from a /proc/meminfo reading (bytes to decimal GB).
     void set_memory(const MemInfo& info);
+    // The pool in use: total minus available, when both were measured.
+    std::optional<double> pool_used_gb() const;
 };
 
 const std::vector<std::string>& thermal_csv_columns();
@@ -43,15 +47,27 @@ std::string thermal_csv_header();  // the columns joined by ',', no newline
 
 // One row, no newline. Numbers carry at most their useful decimals ("41", "98.25", "61.3").
 std::string format_thermal_row(const ThermalRow& row);
-// The inverse; errors name the column and the bad value.
+
+// What a timestamp read back must be: any text to replay rows through the throttle detector (it
+// counts elapsed_s), RFC 3339 to place them in time (`sparkguard report`).
+enum class Timestamps { any_text, rfc3339 };
+
+// The inverse of format_thermal_row: exactly thermal.csv's columns, read by the rules of
+// parse_thermal_csv; errors name the column and the bad value.
 Result<ThermalRow> parse_thermal_row(std::string_view line);
 
 struct ThermalCsv {
     std::vector<ThermalRow> rows;
-    std::vector<std::string> skipped;  // "LINE: why" for rows that do not parse (a row torn by a crash)
+    std::vector<std::string> warnings;  // "FILE:LINE: torn line ignored ..." (util/record_lines.hpp)
 };
-// A whole file's text; an error only when the header is not thermal_csv_header().
-Result<ThermalCsv> parse_thermal_csv(std::string_view text, std::string_view file_name = "thermal.csv");
+// A whole file's text, read back tolerantly. Columns are found by the header's names, so an older
+// or newer file with other columns still reads; an empty cell, [N/A] or [Not Supported] is an
+// absent value (attempt 0, elapsed_s 0). A row with fewer cells than the header (the writer closes
+// a torn row before appending) and a torn last line are warnings. The error names the file, the
+// line and the column: no header with a `timestamp` column, a row with more cells than the header,
+// a value that does not parse.
+Result<ThermalCsv> parse_thermal_csv(std::string_view text, std::string_view file_name = "thermal.csv",
+                                     Timestamps timestamps = Timestamps::any_text);
 
 // Appends rows to thermal.csv. Each row is one write(2) then fdatasync(2): no stdio buffer, so a
 // machine that hangs or loses power keeps every row sampled before it.

@@ -378,6 +378,22 @@ def test_json_carries_the_telemetry_section_when_present(gb10_night):
     assert out["telemetry"]["throttle_episodes"] == 1
 
 
+def test_without_the_telemetry_section_thermal_csv_alone_gives_time_at_the_cap(gb10_night):
+    saved = json.loads((gb10_night / "report.json").read_text())
+    del saved["telemetry"]
+    (gb10_night / "report.json").write_text(json.dumps(saved))
+    (gb10_night / "events.jsonl").unlink()
+    (gb10_night / "env-report.json").write_text(json.dumps({"platform": "dgx-spark", "verdict": "ready"}))
+    out = report_json(gb10_night)["telemetry"]
+    assert out["source"] == "thermal.csv"
+    assert out["cap_w"] == 100 and out["seconds_at_cap"] == 30000  # attempt 3, from 40 min to the end
+    assert out["throttle_episodes"] == 1 and out["seconds_throttled"] > 0
+    assert "cap 100 W, 8h20m at the cap" in " ".join(report(gb10_night).stdout.decode().split())
+    (gb10_night / "env-report.json").write_text(json.dumps({"platform": "generic-nvidia"}))
+    out = report_json(gb10_night)["telemetry"]
+    assert out["cap_w"] == 240 and out["seconds_at_cap"] == 0 and out["throttle_episodes"] == 0  # the driver's limit
+
+
 # --- torn, missing and malformed files ----------------------------------------------------------------
 
 def test_torn_last_lines_are_warnings(gb10_night, tmp_path):

@@ -6,15 +6,16 @@
 #include "report/run_events.hpp"
 #include "report/run_summary.hpp"
 #include "report/summary_text.hpp"
-#include "report/thermal_samples.hpp"
 #include "report/timeline.hpp"
 #include "report/timeline_svg.hpp"
 #include "report/train_log_steps.hpp"
+#include "telemetry/thermal_csv.hpp"
 #include "util/strings.hpp"
 #include "util/xml.hpp"
 
 using namespace sg;
 using Catch::Contains;
+using telemetry::ThermalRow;
 
 namespace {
 
@@ -37,6 +38,11 @@ std::string stamp(double seconds) {
 std::string thermal_row(double seconds, int attempt, double temp, double power, double available) {
     return stamp(seconds) + "," + fixed(seconds, 1) + "," + std::to_string(attempt) + ",,," + fixed(temp, 1) + "," +
            fixed(power, 2) + ",240,2400,97,none,121.7," + fixed(available, 2) + ",40,3.1,30.5\n";
+}
+
+// thermal.csv read as `sparkguard report` reads it.
+Result<telemetry::ThermalCsv> read_thermal_csv(std::string_view text, std::string_view file_name = "thermal.csv") {
+    return telemetry::parse_thermal_csv(text, file_name, telemetry::Timestamps::rfc3339);
 }
 
 std::string event(double seconds, const std::string& name, const std::string& fields = "") {
@@ -96,13 +102,29 @@ RunInputs night(double hours, int samples) {
         const int n = t < span * 0.1 ? 1 : t < span * 0.2 ? 2 : 3;
         csv += thermal_row(t, n, 45 + 40 * t / span, 98 + (i % 7) * 0.5, 121.7 - 60 - (i % 13));
     }
-    in.thermal = parse_thermal_samples(csv)->samples;
+    in.thermal = read_thermal_csv(csv)->rows;
     for (int i = 0; i < samples; i += 10) {
         const double t = span * i / samples;
         const int n = t < span * 0.1 ? 1 : t < span * 0.2 ? 2 : 3;
         in.steps.push_back({kStart + t, i / 10, n});
     }
     return in;
+}
+
+// Forty minutes of a GB10 sampled every 30 s: at the ~100 W cap from 10 min; from 20 min the steps
+// take 1.6 times as long and it runs 8 C hotter, back to speed at 30 min.
+std::string spark_thermal_csv() {
+    std::string csv = kHeader;
+    double steps = 0;
+    for (int t = 0; t <= 2400; t += 30) {
+        const bool slow = t >= 1200 && t < 1800;
+        const double power = t < 600 ? 60 : slow ? 99 : 98;
+        const double temp = t < 600 ? 55 : slow ? 70 : 62;
+        csv += stamp(t) + "," + std::to_string(t) + ",1,," + std::to_string(static_cast<long long>(steps)) + "," +
+               fixed(temp, 1) + "," + fixed(power, 2) + ",240,2400,97,sw_power_cap,121.7,60,40,3.1,30.5\n";
+        steps += 30 / (slow ? 3.2 : 2.0);
+    }
+    return csv;
 }
 
 size_t count(const std::string& text, const std::string& what) {
@@ -153,57 +175,57 @@ TEST_CASE("events.jsonl reads back; a torn line is a warning, anything else name
 TEST_CASE("thermal.csv reads by column name; empty and [N/A] cells are absent values", "[report]") {
     const std::string no_gpu = stamp(30) + ",30,1,,12,,,,,,,121.7,80.5,40,3.1,30.5\n";
     const std::string na = stamp(60) + ",60,1,,13,[N/A],[N/A],[N/A],[N/A],[N/A],,121.7,80.5,40,3.1,30.5\n";
-    auto parsed = parse_thermal_samples(kHeader + thermal_row(0, 1, 41.5, 98.25, 90) + no_gpu + na);
+    auto parsed = read_thermal_csv(kHeader + thermal_row(0, 1, 41.5, 98.25, 90) + no_gpu + na);
     REQUIRE(parsed);
-    REQUIRE(parsed->samples.size() == 3);
-    const ThermalSample& first = parsed->samples[0];
-    CHECK(first.temp_c == 41.5);
-    CHECK(first.power_w == 98.25);
-    CHECK(first.power_limit_w == 240);
+    REQUIRE(parsed->rows.size() == 3);
+    const ThermalRow& first = parsed->rows[0];
+    CHECK(first.gpu.temp_c == 41.5);
+    CHECK(first.gpu.power_w == 98.25);
+    CHECK(first.gpu.power_limit_w == 240);
     CHECK(first.attempt == 1);
-    CHECK(first.throttle == "none");
+    CHECK(first.gpu.throttle == 0u);  // "none"
     CHECK(*first.pool_used_gb() == Approx(121.7 - 90));
-    CHECK_FALSE(parsed->samples[1].temp_c);
-    CHECK(parsed->samples[1].step == 12);
-    CHECK_FALSE(parsed->samples[2].power_w);
+    CHECK_FALSE(parsed->rows[1].gpu.temp_c);
+    CHECK(parsed->rows[1].step == 12);
+    CHECK_FALSE(parsed->rows[2].gpu.power_w);
     CHECK(parsed->warnings.empty());
 
     // Other column orders and extra columns still read.
-    auto reordered = parse_thermal_samples("gpu_temp_c,timestamp,future_column\n55," + stamp(0) + ",x\n");
+    auto reordered = read_thermal_csv("gpu_temp_c,timestamp,future_column\n55," + stamp(0) + ",x\n");
     REQUIRE(reordered);
-    CHECK(reordered->samples[0].temp_c == 55);
-    CHECK_FALSE(reordered->samples[0].pool_used_gb());
+    CHECK(reordered->rows[0].gpu.temp_c == 55);
+    CHECK_FALSE(reordered->rows[0].pool_used_gb());
 
-    CHECK(parse_thermal_samples("")->samples.empty());
-    CHECK(parse_thermal_samples(kHeader)->samples.empty());
+    CHECK(read_thermal_csv("")->rows.empty());
+    CHECK(read_thermal_csv(kHeader)->rows.empty());
 }
 
 TEST_CASE("thermal.csv: torn rows are warnings, bad values name the line and the column", "[report]") {
     const std::string row = thermal_row(0, 1, 41.5, 98.25, 90);
-    auto torn_last = parse_thermal_samples(kHeader + row + row.substr(0, 40));
+    auto torn_last = read_thermal_csv(kHeader + row + row.substr(0, 40));
     REQUIRE(torn_last);
-    CHECK(torn_last->samples.size() == 1);
+    CHECK(torn_last->rows.size() == 1);
     REQUIRE(torn_last->warnings.size() == 1);
     CHECK(torn_last->warnings[0] == "thermal.csv:3: torn line ignored (the run was stopped while writing it)");
 
     // The sampler closes a torn row before it appends, so a short row can sit mid-file.
-    auto torn_middle = parse_thermal_samples(kHeader + row + row.substr(0, 40) + "\n" + row);
+    auto torn_middle = read_thermal_csv(kHeader + row + row.substr(0, 40) + "\n" + row);
     REQUIRE(torn_middle);
-    CHECK(torn_middle->samples.size() == 2);
+    CHECK(torn_middle->rows.size() == 2);
     CHECK(torn_middle->warnings.size() == 1);
 
     std::string bad = row;
     bad.replace(bad.find("41.5"), 4, "hot!");
-    auto malformed = parse_thermal_samples(kHeader + row + bad + row, "run/thermal.csv");
+    auto malformed = read_thermal_csv(kHeader + row + bad + row, "run/thermal.csv");
     REQUIRE_FALSE(malformed);
     CHECK(malformed.error().message == "run/thermal.csv:3: field 'gpu_temp_c': not a number: 'hot!'");
-    auto bad_time = parse_thermal_samples(kHeader + "noon" + row.substr(row.find(',')));
+    auto bad_time = read_thermal_csv(kHeader + "noon" + row.substr(row.find(',')));
     REQUIRE_FALSE(bad_time);
     CHECK_THAT(bad_time.error().message, Contains("thermal.csv:2: field 'timestamp'"));
-    auto too_wide = parse_thermal_samples(kHeader + row.substr(0, row.size() - 1) + ",1,2\n");
+    auto too_wide = read_thermal_csv(kHeader + row.substr(0, row.size() - 1) + ",1,2\n");
     REQUIRE_FALSE(too_wide);
     CHECK_THAT(too_wide.error().message, Contains("thermal.csv:2: 18 cells for 16 columns"));
-    auto no_header = parse_thermal_samples(row);
+    auto no_header = read_thermal_csv(row);
     REQUIRE_FALSE(no_header);
     CHECK_THAT(no_header.error().message, Contains("thermal.csv:1: field 'timestamp': no such column"));
 }
@@ -293,6 +315,42 @@ TEST_CASE("the summary joins report.json, events and thermal.csv", "[report]") {
     CHECK(json["memory"]["estimate_peak_gb"] == 98.5);
     CHECK(json["telemetry"]["seconds_at_cap"] == 21000);
     CHECK(json["started"] == "2025-11-29 22:20:00");
+}
+
+TEST_CASE("without report.json's telemetry, thermal.csv alone gives the time at the cap and throttling", "[report]") {
+    RunInputs in;
+    in.run_dir = "runs/2025-11-29-spark";
+    in.report.outcome = "succeeded";
+    in.report.started = stamp(0);
+    in.report.ended = stamp(2400);
+    in.has_thermal = true;
+    in.thermal = read_thermal_csv(spark_thermal_csv())->rows;
+    in.platform = "dgx-spark";  // env-report.json's
+    const RunSummary s = summarize(in);
+    REQUIRE(s.telemetry);
+    CHECK(s.telemetry->source == "thermal.csv");
+    CHECK(s.telemetry->cap_w == 100);           // the platform's sustained cap, not the driver's 240 W
+    CHECK(s.telemetry->seconds_at_cap == 1800);  // 10 min to 40 min
+    CHECK(s.telemetry->throttle_episodes == 1);
+    CHECK(*s.telemetry->seconds_throttled >= 500);
+    CHECK(s.telemetry->peak_temp_c == 70);
+    CHECK(*s.telemetry->peak_temp_at == Approx(kStart + 1200));
+    CHECK(to_json(s)["telemetry"]["seconds_at_cap"] == 1800);
+    const std::string words = std::regex_replace(format_summary_text(s), std::regex("\\s+"), " ");
+    CHECK_THAT(words, Contains("cap 100 W, 30m00s at the cap"));
+    CHECK_THAT(words, Contains("throttle 1 episode, 9m00s throttled"));
+
+    // Without env-report.json the power-cap event names the platform; without either, the cap is
+    // the driver's limit, which this run never came near.
+    in.platform.clear();
+    const RunSummary host = summarize(in);
+    CHECK(host.telemetry->cap_w == 240);
+    CHECK(host.telemetry->seconds_at_cap == 0);
+    CHECK(host.telemetry->throttle_episodes == 0);
+    in.events = parse_run_events(event(720, "power-cap", "\"platform\":\"dgx-spark\",\"cap_w\":100,\"message\":\"power held\""))->events;
+    const RunSummary named = summarize(in);
+    CHECK(named.telemetry->seconds_at_cap == 1800);
+    CHECK(named.telemetry->throttle_episodes == 1);
 }
 
 TEST_CASE("a run without telemetry or events says what is missing", "[report]") {

@@ -102,7 +102,7 @@ TEST_CASE("the writer: header once, one line per row, on disk as soon as written
     auto csv = parse_thermal_csv(read(path));
     REQUIRE(csv);
     CHECK(csv->rows.size() == 2);
-    CHECK(csv->skipped.empty());
+    CHECK(csv->warnings.empty());
 }
 
 TEST_CASE("the writer closes a row torn by a crash and refuses a foreign file", "[thermal_csv]") {
@@ -117,8 +117,8 @@ TEST_CASE("the writer closes a row torn by a crash and refuses a foreign file", 
     auto csv = parse_thermal_csv(read(torn), "thermal.csv");
     REQUIRE(csv);
     CHECK(csv->rows.size() == 2);
-    REQUIRE(csv->skipped.size() == 1);
-    CHECK_THAT(csv->skipped[0], Catch::StartsWith("thermal.csv:3: "));
+    REQUIRE(csv->warnings.size() == 1);
+    CHECK_THAT(csv->warnings[0], Catch::StartsWith("thermal.csv:3: "));
 
     const fs::path foreign = dir.path / "other.csv";
     std::ofstream(foreign) << "time,temp\n1,2\n";

@@ -1,4 +1,4 @@
-#include "report/record_lines.hpp"
+#include "util/record_lines.hpp"
 
 namespace sg {
 
