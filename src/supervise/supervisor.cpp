@@ -456,8 +456,10 @@ private:
 
     void start_telemetry() {
         if (platform_.empty())  // --resume-run: the first sparkguard's preflight said
-            if (auto env = read_file(dir_.env_report()))
-                platform_ = nlohmann::json::parse(*env, nullptr, false).value("platform", "");
+            if (auto env = read_file(dir_.env_report())) {
+                const nlohmann::json report = nlohmann::json::parse(*env, nullptr, false);
+                if (report.is_object()) platform_ = report.value("platform", "");
+            }
         telemetry_.emplace(session_, dir_.thermal(), options_.thermal_interval, platform_);
     }
 

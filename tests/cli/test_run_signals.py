@@ -118,3 +118,8 @@ def test_a_killed_sparkguard_resumes_its_run_from_the_checkpoint(tmp_path):
 
     again = sparkguard("run", "--resume-run", run, cwd=tmp_path)
     assert again.returncode == 2 and b"already ended" in again.stderr
+
+
+def test_resume_run_refuses_options_it_would_ignore(tmp_path):
+    result = sparkguard("run", "--resume-run", tmp_path, "--max-attempts", 3, cwd=tmp_path)
+    assert result.returncode == 2 and b"--max-attempts" in result.stderr

@@ -21,7 +21,8 @@ def test_an_openblas_spin_near_the_address_space_cap_is_a_memory_stall_and_is_la
     run, out = tmp_path / "run", tmp_path / "out"
     command = ["prlimit", f"--as={cap}", PYTHON, HF_TRAIN, "--output_dir", out, "--per_device_train_batch_size", 1,
                "--max_seq_length", 1024, "--reserve_kb_per_token", 600, "--width", 2, "--max_steps", 4]
-    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "3s", "--grace", 2, "--ladder", "shorter-packing",
+    # Stall timeouts in these tests stay well above torch's import time on a loaded machine.
+    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "10s", "--grace", 2, "--ladder", "shorter-packing",
                         "--min-seq", 512, "--", *command, cwd=tmp_path, timeout=180)
     assert result.returncode == 0, result.stderr.decode()[-3000:]
     attempts = read_report(run)["attempts"]
@@ -31,7 +32,7 @@ def test_an_openblas_spin_near_the_address_space_cap_is_a_memory_stall_and_is_la
     assert [a["config"]["seq_len"] for a in attempts] == [1024, 512]
     stall = attempts[0]["measured"]["stall"]
     spinning = [p for p in stall["processes"] if p["comm"].startswith("python")]
-    assert spinning and spinning[0]["state"] == "R" and spinning[0]["as_limit_gb"] is not None
+    assert spinning and spinning[0]["as_limit_gb"] is not None and spinning[0]["cpu_seconds"] > 1  # it spins
     dump = (run / "stall-1.txt").read_text()
     assert "memory stall" in dump and "reserving" in dump
     assert "Thread" in dump and "hf_train.py" in dump  # py-spy (the fake on PATH) was asked
@@ -45,7 +46,7 @@ def hanging(out):
 
 def test_a_hang_without_memory_evidence_stops_with_exit_5(tmp_path):
     run, out = tmp_path / "run", tmp_path / "out"
-    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "2s", "--grace", 1, "--", *hanging(out),
+    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "6s", "--grace", 1, "--", *hanging(out),
                         cwd=tmp_path, timeout=60)
     assert result.returncode == 5, result.stderr.decode()[-2000:]
     report = read_report(run)
@@ -58,8 +59,8 @@ def test_a_hang_without_memory_evidence_stops_with_exit_5(tmp_path):
 
 def test_on_hang_relaunch_resumes_once_and_finishes(tmp_path):
     run, out = tmp_path / "run", tmp_path / "out"
-    # 5 s: the resumed attempt imports torch silently first, and ctest runs tests side by side.
-    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "5s", "--grace", 1, "--on-hang", "relaunch", "--",
+    # 8 s: the resumed attempt imports torch silently first, and ctest runs tests side by side.
+    result = sparkguard("run", "--run-dir", run, "--stall-timeout", "8s", "--grace", 1, "--on-hang", "relaunch", "--",
                         *hanging(out), cwd=tmp_path, timeout=90)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
     attempts = read_report(run)["attempts"]
@@ -105,3 +106,17 @@ def test_a_bad_stall_timeout_is_a_usage_error(tmp_path):
     assert result.returncode == 2 and b"--stall-timeout" in result.stderr
     result = sparkguard("run", "--on-hang", "pray", "--", "true", cwd=tmp_path)
     assert result.returncode == 2 and b"--on-hang" in result.stderr
+
+
+def test_a_trainer_that_keeps_hanging_ends_as_stalled_when_attempts_run_out(tmp_path):
+    trainer = script(tmp_path, """
+        import time
+        print("step 1/10 loss 2.0", flush=True)
+        time.sleep(1000)
+    """)
+    result = sparkguard("run", "--run-dir", tmp_path / "run", "--stall-timeout", "2s", "--grace", 1, "--on-hang", "relaunch",
+                        "--max-attempts", 2, "--", trainer, cwd=tmp_path, timeout=60)
+    assert result.returncode == 5, result.stderr.decode()[-2000:]
+    report = read_report(tmp_path / "run")
+    assert report["outcome"] == "stalled" and [a["outcome"] for a in report["attempts"]] == ["stalled", "stalled"]
+    assert "still hangs after 2 attempts" in report["summary"]
