@@ -65,11 +65,18 @@ CatalogEntry parse_entry(const fs::path& file, const toml::table& entry) {
 
 const CatalogEntry* Catalog::find(std::string_view reference) const {
     const std::string key = lower_key(reference);
+    const std::string key_tail = key.substr(key.rfind('/') + 1);  // "Qwen/Qwen2.5-7B-Instruct": another org's copy
+    auto named = [&](const CatalogEntry& e, const std::string& k) {
+        return e.name == k || std::find(e.aliases.begin(), e.aliases.end(), k) != e.aliases.end();
+    };
     for (const auto& e : entries) {
         const std::string id = to_lower(e.hf_id);
         const std::string tail = id.substr(id.rfind('/') + 1);
-        if (e.name == key || id == key || tail == key || std::find(e.aliases.begin(), e.aliases.end(), key) != e.aliases.end())
-            return &e;
+        if (id == key || named(e, key)) return &e;
+    }
+    for (const auto& e : entries) {
+        const std::string id = to_lower(e.hf_id);
+        if (id.substr(id.rfind('/') + 1) == key_tail || named(e, key_tail)) return &e;
     }
     return nullptr;
 }

@@ -25,7 +25,8 @@ struct Catalog {
     std::filesystem::path file;
     std::vector<CatalogEntry> entries;
 
-    // Matches the name, an alias, the Hugging Face id or its last part, ignoring case.
+    // Matches the name, an alias or the Hugging Face id, ignoring case; then the last part of
+    // ORG/NAME against those (a fine-tune or mirror under another org has the same architecture).
     const CatalogEntry* find(std::string_view reference) const;
     // Up to three names close to `reference` (edit distance or shared prefix), for "did you mean".
     std::vector<std::string> near_names(std::string_view reference) const;

@@ -92,5 +92,7 @@ TEST_CASE("the shipped catalog matches published model sizes", "[catalog]") {
     CHECK(catalog.find("Qwen/Qwen2.5-7B") == catalog.find("qwen2.5-7b"));
     CHECK(catalog.find("LLAMA3.1-8B") == catalog.find("llama-3.1-8b"));
     CHECK(catalog.find("llama-9") == nullptr);
+    CHECK(catalog.find("Qwen/Qwen2.5-7B-Instruct") == catalog.find("qwen2.5-7b"));
+    CHECK(catalog.find("my-org/Llama-3.1-8B") == catalog.find("llama-3.1-8b"));
     CHECK_THAT(catalog.near_names("llama-3.1-7b").front(), Catch::StartsWith("llama-3.1"));
 }
