@@ -4,6 +4,11 @@
 #include "supervise/capture.hpp"
 #include "supervise/executable.hpp"
 #include "supervise/process_tree.hpp"
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "util/clock.hpp"
 #include "util/files.hpp"
 #include "util/parse.hpp"
 #include "util/strings.hpp"
@@ -63,6 +68,25 @@ oom::StallReadings read_stall(const std::vector<pid_t>& tree, pid_t leader) {
     if (auto pressure = read_file_prefix("/proc/pressure/memory", 4096)) readings.psi_full_avg10 = oom::parse_psi_full_avg10(*pressure);
     read_cgroup(leader, readings);
     return readings;
+}
+
+std::string format_stall_report(int attempt, const oom::StallJudgement& judgement, const oom::StallReadings& readings,
+                                const std::vector<std::string>& last_lines, const std::string& py_spy) {
+    constexpr double kGB = 1e9;
+    std::string text = "attempt " + std::to_string(attempt) + " stalled at " + rfc3339_now() + "\n" +
+                       (judgement.memory ? "memory stall: " : "hang: ") + judgement.evidence + "\n\n" +
+                       "  PID STATE WCHAN                    CPU_S     VM_GB    RSS_GB  LIMIT_GB COMM\n";
+    for (const auto& p : readings.processes) {
+        char row[256];
+        std::snprintf(row, sizeof row, "%5d %-5c %-24s %7.1f %9.3f %9.3f %9s %s\n", p.pid, p.state,
+                      (p.wchan.empty() ? "-" : p.wchan).c_str(), p.cpu_seconds, p.vm_size / kGB, p.rss / kGB,
+                      p.as_limit ? fixed(*p.as_limit / kGB, 3).c_str() : "-", p.comm.c_str());
+        text += row;
+    }
+    text += "\nmemory: " + oom::to_json(readings).dump() + "\n\nlast output lines:\n";
+    for (const auto& line : last_lines) text += "  " + line + "\n";
+    if (!py_spy.empty()) text += "\n" + py_spy;
+    return text;
 }
 
 std::string py_spy_dumps(const std::vector<oom::StalledProcess>& processes) {

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <deque>
 #include <memory>
 #include <set>
@@ -17,7 +15,6 @@
 #include "ladder/knobs.hpp"
 #include "ladder/prequantized.hpp"
 #include "ladder/trainer_profile.hpp"
-#include "oom/classifier.hpp"
 #include "oom/kernel_watch.hpp"
 #include "oom/log_diagnosis.hpp"
 #include "report/event_log.hpp"
@@ -227,6 +224,7 @@ public:
     }
 
     void on_started(pid_t pid) override {
+        leader_ = pid;
         watch_.emplace(oom::KernelWatch::start(pid));
         seen_pids_ = {pid};
         events_.write("launch", {{"attempt", report_.attempts.size()}, {"pid", pid}, {"argv", spec_.argv},
@@ -514,7 +512,7 @@ private:
         const double now = monotonic_seconds();
         const double active = std::max(last_output_, steps_->last_change_time().value_or(0));
         if (now - active < options_.stall_timeout) return;
-        oom::StallReadings readings = read_stall(session_.tree(), session_.tree().empty() ? 0 : session_.tree().front());
+        oom::StallReadings readings = read_stall(session_.tree(), leader_);
         readings.quiet_seconds = now - active;
         for (const auto& s : recent_)
             if (s.total > 0)
@@ -525,25 +523,14 @@ private:
         session_.request_stop("stalled: " + stall_->judgement.evidence);
     }
 
-    // RUN_DIR/stall-N.txt: what each process was doing, the last output, py-spy dumps.
-    void write_stall_dump(const Stall& stall) {
+    // RUN_DIR/stall-N.txt, for the morning read.
+    void write_stall_dump(Stall& stall) {
         const int n = static_cast<int>(report_.attempts.size());
-        std::string text = "attempt " + std::to_string(n) + " stalled at " + rfc3339_now() + "\n" +
-                           (stall.judgement.memory ? "memory stall: " : "hang: ") + stall.judgement.evidence + "\n\n" +
-                           "  PID STATE WCHAN                    CPU_S     VM_GB    RSS_GB  LIMIT_GB COMM\n";
-        for (const auto& p : stall.readings.processes) {
-            char row[256];
-            std::snprintf(row, sizeof row, "%5d %-5c %-24s %7.1f %9.3f %9.3f %9s %s\n", p.pid, p.state,
-                          (p.wchan.empty() ? "-" : p.wchan).c_str(), p.cpu_seconds, p.vm_size / kGB, p.rss / kGB,
-                          p.as_limit ? fixed(*p.as_limit / kGB, 3).c_str() : "-", p.comm.c_str());
-            text += row;
-        }
-        text += "\nmemory: " + to_json(stall.readings).dump() + "\n\nlast output lines:\n";
-        for (const auto& line : last_output_lines(20)) text += "  " + line + "\n";
-        if (auto dumps = py_spy_dumps(stall.readings.processes); !dumps.empty()) text += "\n" + dumps;
+        const std::string text = format_stall_report(n, stall.judgement, stall.readings, last_output_lines(20),
+                                                     py_spy_dumps(stall.readings.processes));
         const fs::path path = dir_.path / ("stall-" + std::to_string(n) + ".txt");
         if (auto written = write_file_atomic(path, text); !written) spdlog::error("{}", written.error().message);
-        stall_->dump = path.string();
+        stall.dump = path.string();
     }
 
     int end_stalled(AttemptRecord& record) {
@@ -679,6 +666,7 @@ private:
     std::vector<telemetry::StepPattern> step_patterns_;  // the profile's, else the defaults
     std::unique_ptr<telemetry::StepTracker> steps_;
     std::optional<oom::KernelWatch> watch_;
+    pid_t leader_ = 0;         // the attempt's main process
     std::set<int> seen_pids_;
     std::deque<MemorySample> recent_;
     double peak_used_ = 0;
@@ -706,60 +694,6 @@ void check_executable(const std::vector<std::string>& command) {
 
 }  // namespace
 
-json to_json(const RunOptions& o) {
-    std::vector<std::string> rungs;
-    for (Rung r : o.ladder.order) rungs.emplace_back(to_string(r));
-    auto opt = [](const auto& v) { return v ? json(*v) : json(); };
-    return {{"command", o.command},
-            {"profile", opt(o.profile)},
-            {"run_dir", o.run_dir ? json(o.run_dir->string()) : json()},
-            {"ladder", rungs},
-            {"min_seq", o.ladder.min_seq},
-            {"max_attempts", o.max_attempts},
-            {"grace_seconds", o.grace_seconds},
-            {"stall_timeout", o.stall_timeout},
-            {"relaunch_on_hang", o.relaunch_on_hang},
-            {"thermal_interval", o.thermal_interval},
-            {"tick_seconds", o.tick_seconds},
-            {"batch_size", opt(o.batch_size)},
-            {"grad_accum", opt(o.grad_accum)},
-            {"seq_len", opt(o.seq_len)},
-            {"method", o.method ? json(accounting::name(*o.method)) : json()},
-            {"model", opt(o.model)},
-            {"output_dir", opt(o.output_dir)},
-            {"bf16_model", opt(o.bf16_model)}};
-}
-
-RunOptions run_options_from_json(const json& j) {
-    RunOptions o;
-    auto str = [&](const char* key) -> std::optional<std::string> {
-        return j.contains(key) && j[key].is_string() ? std::optional(j[key].get<std::string>()) : std::nullopt;
-    };
-    auto num = [&](const char* key) -> std::optional<long> {
-        return j.contains(key) && j[key].is_number_integer() ? std::optional(j[key].get<long>()) : std::nullopt;
-    };
-    o.command = j.at("command").get<std::vector<std::string>>();
-    o.profile = str("profile");
-    if (auto dir = str("run_dir")) o.run_dir = *dir;
-    o.ladder.order.clear();
-    for (const auto& r : j.at("ladder"))
-        if (auto rung = parse_rung(r.get<std::string>())) o.ladder.order.push_back(*rung);
-    o.ladder.min_seq = j.at("min_seq").get<long>();
-    o.max_attempts = j.at("max_attempts").get<int>();
-    o.grace_seconds = j.at("grace_seconds").get<double>();
-    o.stall_timeout = j.value("stall_timeout", o.stall_timeout);
-    o.relaunch_on_hang = j.value("relaunch_on_hang", false);
-    o.thermal_interval = j.value("thermal_interval", o.thermal_interval);
-    o.tick_seconds = j.value("tick_seconds", 1.0);
-    o.batch_size = num("batch_size");
-    o.grad_accum = num("grad_accum");
-    o.seq_len = num("seq_len");
-    if (auto method = str("method")) o.method = accounting::parse_method(*method);
-    o.model = str("model");
-    o.output_dir = str("output_dir");
-    o.bf16_model = str("bf16_model");
-    return o;
-}
 
 int run_supervised(const RunOptions& options) {
     if (options.command.empty()) throw UsageError("run", "no trainer command (sparkguard run [OPTIONS] -- COMMAND ...)");
