@@ -3,9 +3,10 @@
 // decided at death together with the exit status and the kernel's evidence. Pure core: it is
 // fed lines and values, never touches a process or a file.
 //
-// Use (run and diagnose alike):
+// Run and diagnose both drive it through LogDiagnoser (log_diagnosis.hpp): diagnose over a whole
+// log, run over the end of train.log once the trainer is dead. LogDiagnoser does this:
 //   Classifier classifier;
-//   for each output line of every stream, split on '\n' and '\r', as it arrives:
+//   for each line, split on '\n' and '\r':
 //       tracker.feed(line);                                   // telemetry/step_tracker.hpp
 //       if (tracker.last_step()) classifier.mark_step(*tracker.last_step());
 //       else if (tracker.training_started()) classifier.mark_training_started();

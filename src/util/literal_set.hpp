@@ -1,6 +1,6 @@
 #pragma once
 // Finds which of a few fixed strings occur in a line, in one pass: the cheap prefilter that runs
-// on every output line before any real parsing. Each literal is found through its rarest byte
+// on every line of a log before any real parsing. Each literal is found through its rarest byte
 // pair in ordinary training output, so a line without any literal costs about one table lookup
 // per byte and almost never a comparison.
 
