@@ -5,7 +5,9 @@ A stand-in resolves its configuration the way the real trainer does (its own mod
 train(). Each step allocates and touches batch x seq x $STANDIN_KB_PER_TOKEN KiB (default 64) of
 activations, plus $STANDIN_QLORA_MB MiB (default 0) of dequantised weights when it runs QLoRA, so
 under `prlimit --as=...` a configuration that is too big dies with PyTorch's own
-"DefaultCPUAllocator: can't allocate memory", exactly as the real trainer would.
+"DefaultCPUAllocator: can't allocate memory", exactly as the real trainer would. The first
+$STANDIN_WARMUP_STEPS steps (default 0) use a quarter of the length, as packed batches that
+fill up, so a run that does not fit dies mid-training after writing checkpoints.
 
 OUTPUT_DIR/attempts.jsonl gets one line per launch:
   {"trainer", "pid", "batch", "accum", "seq", "packing", "qlora", "dtype", "start_step",
@@ -107,8 +109,10 @@ def warm_up_blas():
     torch.ones(64, 64) @ torch.ones(64, 64)
 
 
-def step_memory(batch, seq, qlora):
+def step_memory(batch, seq, qlora, step=None):
     """Activations for batch x seq tokens (and dequantised weights for QLoRA), touched."""
+    if step is not None and step <= int(os.environ.get("STANDIN_WARMUP_STEPS", "0")):
+        seq = max(8, seq // 4)
     floats = batch * seq * kib_per_token() * 256
     activations = torch.ones(floats)
     scratch = torch.ones(qlora_mib() * (1 << 18)) if qlora and qlora_mib() else None

@@ -1,0 +1,1 @@
+"""axolotl.cli: the command-line entry points (stand-in)."""
