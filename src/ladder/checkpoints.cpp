@@ -24,20 +24,63 @@ Result<nlohmann::json> read_state(const fs::path& checkpoint) {
     return json;
 }
 
+bool same_path(const fs::path& a, const fs::path& b) {
+    std::error_code ec;
+    return fs::equivalent(a, b, ec);
+}
+
+// Written by this run (or named by the user's command)? `marker` is the file whose time counts.
+bool allowed(const Checkpoint& checkpoint, const fs::path& marker, const CheckpointFilter& filter,
+             std::vector<std::string>* notes) {
+    if (!filter.written_since || (filter.also && same_path(checkpoint.path, *filter.also))) return true;
+    std::error_code ec;
+    const auto written = fs::last_write_time(marker, ec);
+    if (!ec && written >= *filter.written_since) return true;
+    if (notes) notes->push_back(checkpoint.path.string() + " was written before this run started: not a resume point");
+    return false;
+}
+
 }  // namespace
 
-std::optional<Checkpoint> newest_complete_checkpoint(const fs::path& output_dir, std::vector<std::string>* notes) {
+std::optional<Checkpoint> newest_torchtune_checkpoint(const fs::path& output_dir, std::vector<std::string>* notes,
+                                                      const CheckpointFilter& filter) {
+    std::vector<Checkpoint> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(output_dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!entry.is_directory() || name.rfind("epoch_", 0) != 0) continue;
+        if (auto epoch = parse_int(name.substr(6)); epoch && *epoch >= 0) found.push_back({entry.path(), 0, *epoch + 1});
+    }
+    std::sort(found.begin(), found.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.epoch > b.epoch; });
+    const fs::path state = output_dir / "recipe_state" / "recipe_state.pt";
+    for (const auto& checkpoint : found) {
+        std::error_code e1, e2;
+        const auto state_time = fs::last_write_time(state, e1);
+        const auto epoch_time = fs::last_write_time(checkpoint.path, e2);
+        if (e1 || e2 || state_time < epoch_time) {
+            if (notes) notes->push_back(checkpoint.path.string() + " is incomplete (no recipe_state.pt written after it)");
+            continue;
+        }
+        if (allowed(checkpoint, state, filter, notes)) return checkpoint;
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+std::optional<Checkpoint> newest_complete_checkpoint(const fs::path& output_dir, std::vector<std::string>* notes,
+                                                     const CheckpointFilter& filter) {
     std::vector<Checkpoint> found;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(output_dir, ec)) {
         const std::string name = entry.path().filename().string();
         if (!entry.is_directory() || name.rfind("checkpoint-", 0) != 0) continue;
-        if (auto step = parse_int(name.substr(11)); step && *step >= 0) found.push_back({entry.path(), *step});
+        if (auto step = parse_int(name.substr(11)); step && *step >= 0) found.push_back({entry.path(), *step, std::nullopt});
     }
     std::sort(found.begin(), found.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.step > b.step; });
     for (const auto& checkpoint : found) {
         auto state = read_state(checkpoint.path);
-        if (state) return checkpoint;
+        if (state && allowed(checkpoint, checkpoint.path / kStateFile, filter, notes)) return checkpoint;
+        if (state) continue;
         if (notes) notes->push_back(checkpoint.path.string() + " is incomplete (" + state.error().message + "); taking an older one");
     }
     return std::nullopt;

@@ -68,7 +68,7 @@ Outcome try_drop_caches(const TrainConfig& current, const LadderFacts& facts) {
 }
 
 Outcome try_shorter_packing(const TrainConfig& current, const LadderFacts& facts, const LadderSettings& settings) {
-    if (!facts.has_seq_knob) return "trainer profile '" + facts.profile_name + "' has no packing-length knob";
+    if (!facts.seq_unreachable.empty()) return facts.seq_unreachable;
     if (!current.seq_len) return std::string("the command sets no packing length (give --seq to sparkguard or the trainer's flag)");
     if (*current.seq_len <= settings.min_seq)
         return "already at the floor (seq_len " + std::to_string(*current.seq_len) + ", --min-seq " +
@@ -79,10 +79,9 @@ Outcome try_shorter_packing(const TrainConfig& current, const LadderFacts& facts
 }
 
 Outcome try_smaller_batch(const TrainConfig& current, const LadderFacts& facts) {
-    if (!facts.has_batch_knob) return "trainer profile '" + facts.profile_name + "' has no batch-size knob";
-    if (!facts.has_grad_accum_knob)
-        return "trainer profile '" + facts.profile_name +
-               "' has no gradient-accumulation knob: a smaller batch would change the effective batch";
+    if (!facts.batch_unreachable.empty()) return facts.batch_unreachable;
+    if (!facts.grad_accum_unreachable.empty())
+        return facts.grad_accum_unreachable + ": a smaller batch would change the effective batch";
     if (!current.batch_size) return std::string("the command sets no batch size");
     if (*current.batch_size <= 1) return std::string("already at the floor (batch 1)");
     return halve_batch(current);
@@ -92,6 +91,7 @@ Outcome try_bf16_lora(const TrainConfig& current, const LadderFacts& facts) {
     if (current.method != Method::qlora)
         return current.method ? "not a QLoRA run (method " + std::string(accounting::name(*current.method)) + ")"
                               : std::string("not a QLoRA run (no 4-bit loading in the command)");
+    if (!facts.method_unreachable.empty()) return facts.method_unreachable;
     if (facts.model_prequantized && !facts.bf16_model)
         return "the model is pre-quantised (" + current.model.value_or("?") +
                ") and no bf16 original is known: name one with --bf16-model";

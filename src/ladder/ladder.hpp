@@ -28,10 +28,11 @@ struct LadderSettings {
 struct LadderFacts {
     bool can_drop_caches = false;  // root, /proc/sys/vm/drop_caches writable
     std::string drop_caches_why_not;
-    std::string profile_name;
-    bool has_seq_knob = false;
-    bool has_batch_knob = false;
-    bool has_grad_accum_knob = false;
+    // Why a change of each knob would not reach the trainer (TrainerCommand::unreachable); empty: it would.
+    std::string seq_unreachable = "no packing-length knob";
+    std::string batch_unreachable = "no batch-size knob";
+    std::string grad_accum_unreachable = "no gradient-accumulation knob";
+    std::string method_unreachable;
     // bf16-lora: the model is pre-quantised (*-bnb-4bit) and the bf16 original to swap in, if known.
     bool model_prequantized = false;
     std::optional<std::string> bf16_model;

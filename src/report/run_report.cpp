@@ -56,6 +56,7 @@ AttemptRecord attempt_from_json(const json& j) {
     a.started = j.value("started", "");
     a.ended = j.value("ended", "");
     a.resumed_from = optional_field<std::string>(j, "resumed_from");
+    a.resume_requested = optional_field<std::string>(j, "resume_requested");
     a.last_step = optional_field<long>(j, "last_step");
     a.skipped_rungs = skipped_from_json(j.value("skipped_rungs", json::array()));
     a.notes = j.value("notes", std::vector<std::string>{});
@@ -82,6 +83,7 @@ json to_json(const AttemptRecord& a) {
         {"started", a.started},
         {"ended", a.ended},
         {"resumed_from", optional_json(a.resumed_from)},
+        {"resume_requested", optional_json(a.resume_requested)},
         {"last_step", optional_json(a.last_step)},
         {"skipped_rungs", skipped_json(a.skipped_rungs)},
         {"notes", a.notes},

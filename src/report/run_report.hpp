@@ -26,7 +26,8 @@ struct AttemptRecord {
     std::optional<std::string> confidence;  // certain | probable
     std::string started;
     std::string ended;
-    std::optional<std::string> resumed_from;
+    std::optional<std::string> resumed_from;      // the checkpoint it resumed from (checked against its first step)
+    std::optional<std::string> resume_requested;  // pointed at a checkpoint, but it restarted instead
     std::optional<long> last_step;
     std::vector<SkippedRung> skipped_rungs;  // passed over on the way to this attempt's rung
     std::vector<std::string> notes;          // resume notes, trainer_state rewrites, ...

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "ladder/argument_errors.hpp"
 #include "ladder/checkpoints.hpp"
 #include "ladder/knobs.hpp"
 #include "ladder/prequantized.hpp"
@@ -82,6 +84,17 @@ TrainConfig starting_config(const RunOptions& o, const CommandKnobs& knobs) {
     return c;
 }
 
+double to_unix_seconds(fs::file_time_type t) {
+    const auto sys = std::chrono::file_clock::to_sys(t);
+    return std::chrono::duration<double>(sys.time_since_epoch()).count();
+}
+
+fs::file_time_type from_unix_seconds(double seconds) {
+    const auto sys = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds)));
+    return std::chrono::file_clock::from_sys(sys);
+}
+
 struct MemorySample {
     double total = 0;
     double available = 0;
@@ -98,7 +111,7 @@ class Supervisor final : public AttemptObserver {
 public:
     Supervisor(RunOptions options, RunDir dir, TrainerProfile profile)
         : options_(std::move(options)), dir_(std::move(dir)), profile_(std::move(profile)),
-          knobs_(read_command_knobs(profile_, options_.command)), config_(starting_config(options_, knobs_)),
+          command_(profile_, options_.command), knobs_(command_.knobs()), config_(starting_config(options_, knobs_)),
           ladder_(options_.ladder), log_(dir_.train_log()), events_(dir_.events()) {
         report_.profile = profile_.name;
         report_.command = options_.command;
@@ -106,6 +119,7 @@ public:
         status_ = StatusLine::open_on_terminal(options_.quiet);
         for (const auto& pattern : profile_.progress_patterns) step_patterns_.push_back({pattern, {}});
         if (step_patterns_.empty()) step_patterns_ = telemetry::default_step_patterns();
+        if (!profile_.resume.epoch_pattern.empty()) epoch_pattern_.emplace(profile_.resume.epoch_pattern);
     }
 
     // For --resume-run: the state a killed sparkguard left behind.
@@ -116,6 +130,8 @@ public:
             bf16_exceeds_ = state["bf16_exceeds_budget"].get<std::string>();
         if (state.contains("pending_rung") && state["pending_rung"].is_string())
             pending_rung_ = parse_rung(state["pending_rung"].get<std::string>());
+        if (state.contains("first_launch_unix") && state["first_launch_unix"].is_number())
+            first_launch_ = from_unix_seconds(state["first_launch_unix"].get<double>());
         report_ = std::move(report);
         for (auto& attempt : report_.attempts)
             if (attempt.outcome == "running") {
@@ -144,6 +160,7 @@ public:
     // Before the first launch: the budget check (an exit code when the run is blocked), the
     // environment checks into env-report.json, and the telemetry.
     std::optional<int> prelaunch() {
+        say_what_the_ladder_can_reach();
         std::optional<int> blocked;
         std::optional<accounting::PlanRequest> request;
         if (options_.workload) {
@@ -186,6 +203,26 @@ public:
                       "the estimate (" + fixed(plan.estimate.peak_gb, 1) + " GB peak) does not fit the budget (" +
                           fixed(plan.budget.budget_gb, 1) + " GB); see `sparkguard plan`, or --force to launch anyway, "
                           "--fit to start from what fits");
+    }
+
+    // Before the first launch, in one sentence each: what sparkguard could not read, and a ladder
+    // that could not change anything the trainer reads.
+    void say_what_the_ladder_can_reach() {
+        for (const auto& note : knobs_.notes) {
+            spdlog::warn("{}", note);
+            events_.write("profile-note", {{"note", note}});
+        }
+        const LadderFacts f = facts();
+        if (f.seq_unreachable.empty() || f.batch_unreachable.empty() ||
+            (config_.method == Method::qlora && f.method_unreachable.empty()))
+            return;
+        const std::string text =
+            "no rung of the OOM ladder can change what this trainer runs (profile '" + profile_.name + "': " +
+            f.batch_unreachable + "), so a relaunch would repeat the same configuration; put {batch_size}, {grad_accum} "
+            "and {seq_len} placeholders in the command, read $SPARKGUARD_BATCH_SIZE, $SPARKGUARD_GRAD_ACCUM and "
+            "$SPARKGUARD_SEQ_LEN in the script, or name the trainer with --profile";
+        spdlog::warn("{}", text);
+        events_.write("ladder-unreachable", {{"profile", profile_.name}, {"why", text}});
     }
 
     void write_env_report(const std::optional<accounting::PlanRequest>& request) {
@@ -246,6 +283,7 @@ public:
 
     void on_tick() override {
         read_new_output();
+        check_resumed();
         for (pid_t pid : session_.tree()) seen_pids_.insert(pid);
         if (watch_) watch_->poll();
         MemorySample sample;
@@ -280,8 +318,13 @@ private:
             record.notes.push_back(dropped ? "page cache dropped before launch" : "drop caches failed: " + dropped.error().message);
             events_.write("drop-caches", {{"attempt", record.n}, {"ok", bool(dropped)}});
         }
+        if (!first_launch_) first_launch_ = fs::file_time_type::clock::now() - std::chrono::seconds(2);
         std::optional<std::string> resume_from = find_resume_point(record);
-        LaunchCommand command = render_command(profile_, options_.command, {config_, resume_from, options_.output_dir});
+        const fs::path attempt_dir = dir_.path / ("attempt-" + std::to_string(record.n));
+        LaunchCommand command = command_.render({config_, resume_from, options_.output_dir, attempt_dir});
+        if (command.config_copy)
+            record.notes.push_back("the trainer reads a changed copy of its config: " + command.config_copy->string() +
+                                   " (" + knobs_.config_file.value_or("?") + " is untouched)");
         command.env.emplace_back("SPARKGUARD_ATTEMPT", std::to_string(record.n));
         command.env.emplace_back("SPARKGUARD_RUN_DIR", fs::absolute(dir_.path).string());
         record.argv = command.argv;
@@ -298,6 +341,8 @@ private:
         stall_.reset();
         first_step_.reset();
         steps_per_second_.reset();
+        resume_checked_ = false;
+        first_epoch_.reset();
         last_output_ = monotonic_seconds();
 
         std::string headline = "attempt " + std::to_string(record.n) +
@@ -313,8 +358,9 @@ private:
 
     std::optional<std::string> find_resume_point(AttemptRecord& record) {
         if (record.n == 1) return std::nullopt;
-        if (!profile_.can_resume) {
-            record.notes.push_back(profile_.resume_note.empty() ? "the trainer cannot resume: restarting from step 0" : profile_.resume_note);
+        resume_past_.reset();
+        if (!profile_.resume.supported) {
+            record.notes.push_back(profile_.resume.note.empty() ? "the trainer cannot resume: restarting from step 0" : profile_.resume.note);
             return std::nullopt;
         }
         const std::optional<std::string> output_dir = options_.output_dir ? options_.output_dir : knobs_.output_dir;
@@ -322,21 +368,53 @@ private:
             record.notes.push_back("no output directory known (give --output-dir): restarting from step 0");
             return std::nullopt;
         }
-        auto checkpoint = newest_complete_checkpoint(*output_dir, &record.notes);
+        CheckpointFilter filter{first_launch_, std::nullopt};
+        if (knobs_.resume) filter.also = *knobs_.resume;
+        const bool torchtune = profile_.resume.layout == CheckpointLayout::torchtune;
+        auto checkpoint = torchtune ? newest_torchtune_checkpoint(*output_dir, &record.notes, filter)
+                                    : newest_complete_checkpoint(*output_dir, &record.notes, filter);
         if (!checkpoint) {
-            record.notes.push_back("no complete checkpoint in " + *output_dir + ": restarting from step 0");
+            record.notes.push_back("no complete checkpoint written by this run in " + *output_dir + ": restarting from step 0");
             return std::nullopt;
         }
-        TrainerStateOverrides overrides{config_.batch_size, knobs_.save_steps, knobs_.logging_steps, knobs_.eval_steps};
-        auto changes = rewrite_trainer_state(checkpoint->path, overrides);
-        if (!changes) {
-            record.notes.push_back("could not update trainer_state.json: " + changes.error().message);
-        } else if (!changes->empty()) {
-            record.notes.push_back(checkpoint->path.string() + "/trainer_state.json: " + join(*changes, ", ") +
-                                   " (original kept as trainer_state.json.sparkguard-orig)");
+        if (!torchtune) {
+            TrainerStateOverrides overrides{config_.batch_size, knobs_.save_steps, knobs_.logging_steps, knobs_.eval_steps};
+            auto changes = rewrite_trainer_state(checkpoint->path, overrides);
+            if (!changes) {
+                record.notes.push_back("could not update trainer_state.json: " + changes.error().message);
+            } else if (!changes->empty()) {
+                record.notes.push_back(checkpoint->path.string() + "/trainer_state.json: " + join(*changes, ", ") +
+                                       " (original kept as trainer_state.json.sparkguard-orig)");
+            }
         }
+        // The check that it happened: the first step logged must be past the checkpoint's (or, with
+        // an epoch_pattern, the first epoch past the epochs it completed).
+        resume_past_ = torchtune ? checkpoint->epoch.value_or(0) : checkpoint->step;
         events_.write("resume", {{"attempt", record.n}, {"checkpoint", checkpoint->path.string()}, {"step", checkpoint->step}});
         return checkpoint->path.string();
+    }
+
+    // A resume is claimed only once the trainer's first logged step is past the checkpoint's.
+    void check_resumed() {
+        const bool by_epoch = epoch_pattern_.has_value();
+        const std::optional<long long> first = by_epoch ? first_epoch_ : steps_->first_step();
+        if (!resume_past_ || resume_checked_ || !first) return;
+        resume_checked_ = true;
+        AttemptRecord& record = report_.attempts.back();
+        if (*first > *resume_past_) {
+            events_.write("resumed", {{"attempt", record.n}, {"checkpoint", record.resumed_from.value_or("")}, {by_epoch ? "first_epoch" : "first_step", *first}});
+            return;
+        }
+        const std::string text = "did not resume: restarted at " + std::string(by_epoch ? "epoch " : "step ") +
+                                 std::to_string(*first) + " although pointed at " + record.resumed_from.value_or("?");
+        spdlog::warn("attempt {} {}", record.n, text);
+        note(text);
+        events_.write("resume-failed", {{"attempt", record.n}, {"checkpoint", record.resumed_from.value_or("")},
+                                        {by_epoch ? "first_epoch" : "first_step", *first}});
+        record.notes.push_back(text);
+        record.resume_requested = record.resumed_from;
+        record.resumed_from.reset();
+        save();
     }
 
     // Feeds the step tracker what the trainer wrote since the last tick (at most its last 64 KB:
@@ -350,7 +428,11 @@ private:
         const auto before = steps_->last_step();
         const double now = monotonic_seconds();
         for_each_train_log_line(log_.path(), from, end, [&](const TrainLogLine& line) {
-            if (line.from_trainer()) steps_->feed(line.text, now);
+            if (!line.from_trainer()) return;
+            steps_->feed(line.text, now);
+            std::match_results<std::string_view::const_iterator> m;
+            if (epoch_pattern_ && !first_epoch_ && std::regex_search(line.text.begin(), line.text.end(), m, *epoch_pattern_))
+                first_epoch_ = std::stoll(m[1].str());
         });
         if (steps_->last_step() != before) {
             step_offsets_.push_back(from);
@@ -409,6 +491,9 @@ private:
     // Returns the exit code when the run is over, -1 to go on with the next attempt.
     int end_attempt(AttemptRecord& record, const AttemptExit& exit) {
         read_new_output();
+        check_resumed();
+        if (resume_past_ && !resume_checked_)
+            record.notes.push_back("resume not confirmed: the attempt logged no progress past the checkpoint before it ended");
         record.ended = exit.died_at;
         record.exit_code = exit.exit_code;
         record.last_step = steps_->last_step();
@@ -428,6 +513,8 @@ private:
             return finish("succeeded", kExitOk, "succeeded on attempt " + std::to_string(record.n));
         }
         oom::Verdict verdict = judge(exit);
+        if (!verdict.oom && record.argv != options_.command)
+            if (auto refused = argument_error(last_output_lines(40))) return end_refused(record, exit, *refused);
         if (!verdict.oom) {
             record.outcome = "failed";
             record.evidence = verdict.evidence.empty() ? std::nullopt : std::optional(verdict.evidence);
@@ -436,6 +523,19 @@ private:
                               (verdict.reason.empty() ? "see train.log" : verdict.reason));
         }
         return record_oom(record, verdict);
+    }
+
+    // The trainer's parser rejected what sparkguard wrote: that is the profile's fault, and
+    // relaunching would only repeat it.
+    int end_refused(AttemptRecord& record, const AttemptExit& exit, const std::string& line) {
+        record.outcome = "rewrite-refused";
+        record.evidence = line;
+        events_.write("rewrite-refused", {{"attempt", record.n}, {"argv", record.argv}, {"error", line}});
+        return finish("rewrite-refused", exit.exit_code,
+                      "the trainer refused sparkguard's rewrite of its command (" + line + "); attempt " +
+                          std::to_string(record.n) + " ran: " + reproduce_line(record.argv, {}) +
+                          ". This is trainer profile '" + profile_.name + "' (" + profile_.source.string() +
+                          ") writing something this trainer version does not take: fix the profile or choose another with --profile");
     }
 
     int record_oom(AttemptRecord& record, const oom::Verdict& verdict) {
@@ -597,10 +697,10 @@ private:
         LadderFacts f;
         f.drop_caches_why_not = preflight::drop_caches_blocker();
         f.can_drop_caches = f.drop_caches_why_not.empty();
-        f.profile_name = profile_.name;
-        f.has_seq_knob = knob_reaches_trainer(profile_, Knob::seq_len, options_.command);
-        f.has_batch_knob = knob_reaches_trainer(profile_, Knob::batch_size, options_.command);
-        f.has_grad_accum_knob = knob_reaches_trainer(profile_, Knob::grad_accum, options_.command);
+        f.seq_unreachable = command_.unreachable(Knob::seq_len);
+        f.batch_unreachable = command_.unreachable(Knob::batch_size);
+        f.grad_accum_unreachable = command_.unreachable(Knob::grad_accum);
+        f.method_unreachable = command_.unreachable(Knob::method);
         if (config_.model) {
             f.model_prequantized = is_prequantized(*config_.model);
             f.bf16_model = options_.bf16_model ? options_.bf16_model : known_bf16_original(*config_.model);
@@ -616,7 +716,7 @@ private:
         report_.ended = rfc3339_now();
         report_.final_config = config_;
         if (telemetry_) report_.telemetry = telemetry_->summary();
-        LaunchCommand final_command = render_command(profile_, options_.command, {config_, std::nullopt, options_.output_dir});
+        LaunchCommand final_command = command_.render({config_, std::nullopt, options_.output_dir, dir_.path / "final"});
         report_.reproduce = reproduce_line(final_command.argv, final_command.env);
         events_.write("end", {{"outcome", outcome}, {"exit_code", exit_code}, {"summary", summary}});
         note(outcome + ": " + summary);
@@ -639,7 +739,8 @@ private:
                       {"config", to_json(config_)},
                       {"ladder_position", ladder_.position()},
                       {"pending_rung", pending_rung_ ? json(to_string(*pending_rung_)) : json()},
-                      {"bf16_exceeds_budget", bf16_exceeds_ ? json(*bf16_exceeds_) : json()}};
+                      {"bf16_exceeds_budget", bf16_exceeds_ ? json(*bf16_exceeds_) : json()},
+                      {"first_launch_unix", first_launch_ ? json(to_unix_seconds(*first_launch_)) : json()}};
         if (auto written = write_file_atomic(dir_.state(), state.dump(2) + "\n"); !written)
             spdlog::error("{}", written.error().message);
     }
@@ -647,6 +748,7 @@ private:
     RunOptions options_;
     RunDir dir_;
     TrainerProfile profile_;
+    TrainerCommand command_;
     CommandKnobs knobs_;
     TrainConfig config_;
     Ladder ladder_;
@@ -678,6 +780,11 @@ private:
     std::optional<Stall> stall_;
     std::optional<std::pair<long long, double>> first_step_;  // (step, time) first seen this attempt
     std::optional<double> steps_per_second_;
+    std::optional<fs::file_time_type> first_launch_;  // checkpoints older than this are not this run's
+    std::optional<long> resume_past_;  // this attempt resumed: its first step must be past this
+    bool resume_checked_ = false;
+    std::optional<std::regex> epoch_pattern_;  // the profile's [resume] epoch_pattern
+    std::optional<long long> first_epoch_;     // the first epoch this attempt logged
     std::unique_ptr<StatusLine> status_;
     double run_started_ = monotonic_seconds();
 };
@@ -700,8 +807,8 @@ int run_supervised(const RunOptions& options) {
     TrainerProfile profile = choose_profile(options);
     check_executable(options.command);
     {
-        CommandKnobs knobs = read_command_knobs(profile, options.command);  // flags given twice fail here
-        render_command(profile, options.command, {starting_config(options, knobs), std::nullopt, options.output_dir});
+        TrainerCommand command(profile, options.command);  // an unreadable config or a bad value fails here
+        command.render({starting_config(options, command.knobs()), std::nullopt, options.output_dir, {}});
     }
     RunDir dir = options.run_dir ? prepare_run_dir(*options.run_dir) : new_default_run_dir(options.command);
     spdlog::info("run directory {} (trainer profile {})", dir.path.string(), profile.name);

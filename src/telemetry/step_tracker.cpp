@@ -301,6 +301,7 @@ void StepTracker::apply(const StepMatch& match, std::optional<double> now) {
     started_ = true;
     if (step_ == match.step) return;
     step_ = match.step;
+    if (!first_step_ && *step_ > 0) first_step_ = step_;  // a bar drawn at 0 has not stepped yet
     changed_at_ = now;
 }
 

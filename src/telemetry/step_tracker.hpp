@@ -52,6 +52,8 @@ public:
     void feed(std::string_view line, std::optional<double> now = std::nullopt);
 
     std::optional<long long> last_step() const { return step_; }
+    // The first step above 0 seen: a resumed trainer's first is past its checkpoint's.
+    std::optional<long long> first_step() const { return first_step_; }
     std::optional<long long> total_steps() const { return total_; }
     bool training_started() const { return started_; }
     // Progress markers without a step number (Hugging Face {'loss': ...} dicts) seen so far.
@@ -73,6 +75,7 @@ private:
     std::vector<Compiled> patterns_;
     std::optional<LiteralSet> literals_;
     std::optional<long long> step_;
+    std::optional<long long> first_step_;
     std::optional<long long> total_;
     bool started_ = false;
     long long log_records_ = 0;

@@ -127,12 +127,14 @@ def test_an_unwritable_run_directory_is_refused_before_the_trainer_starts(tmp_pa
     assert not marker.exists()
 
 
-def test_a_trainer_flag_given_twice_is_refused(tmp_path):
-    trainer = script(tmp_path, "t.py", "pass\n")
-    result = sparkguard("run", "--", trainer, "--per_device_train_batch_size", "4", "--per_device_train_batch_size=8",
-                        cwd=tmp_path)
+def test_a_broken_trainer_config_is_refused_naming_file_and_line_before_anything_runs(tmp_path):
+    config = tmp_path / "cfg.yml"
+    config.write_text("base_model: x\nmicro_batch_size: 4\nsequence_len: [1024\n")
+    result = sparkguard("run", "--run-dir", tmp_path / "run", "--", "axolotl", "train", config, cwd=tmp_path,
+                        env=base_env(PATH=f"{SOURCE / 'tests' / 'trainers' / 'bin'}:{os.environ['PATH']}"))
     assert result.returncode == 2
-    assert b"--per_device_train_batch_size" in result.stderr and b"twice" in result.stderr
+    assert f"{config}:4:".encode() in result.stderr and b"not valid YAML" in result.stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_profile_with_a_typo_names_file_line_and_column(tmp_path):

@@ -10,8 +10,7 @@ namespace {
 LadderFacts all_knobs() {
     LadderFacts facts;
     facts.can_drop_caches = true;
-    facts.profile_name = "hf";
-    facts.has_seq_knob = facts.has_batch_knob = facts.has_grad_accum_knob = true;
+    facts.seq_unreachable = facts.batch_unreachable = facts.grad_accum_unreachable = "";
     return facts;
 }
 
@@ -52,7 +51,7 @@ TEST_CASE("rungs that cannot apply are skipped with their reason", "[ladder]") {
     LadderFacts facts = all_knobs();
     facts.can_drop_caches = false;
     facts.drop_caches_why_not = "not root";
-    facts.has_seq_knob = false;
+    facts.seq_unreachable = "trainer profile 'hf' has no packing-length knob";
     TrainConfig config = qlora(1, 4, 1024);
     config.method = Method::lora;
     auto step = ladder.next(config, facts);

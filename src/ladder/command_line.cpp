@@ -1,0 +1,124 @@
+#include "ladder/command_line.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string_view>
+
+namespace sg {
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+bool ends_with(std::string_view text, std::string_view suffix) {
+    return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+std::string base_name(const std::string& arg) { return std::filesystem::path(arg).filename().string(); }
+
+bool is_python(const std::string& name) {
+    static const std::regex python(R"(python(\d+(\.\d+)?)?)");
+    return std::regex_match(name, python);
+}
+
+// Options of a wrapper that take the next word as their value (when not written --opt=value).
+using Valued = std::set<std::string_view>;
+
+// Skips a wrapper's options from `i`; returns the index of its first operand.
+size_t skip_options(const std::vector<std::string>& argv, size_t i, const Valued& valued) {
+    while (i < argv.size() && starts_with(argv[i], "-") && argv[i] != "-") {
+        if (argv[i] == "--") return i + 1;
+        const bool takes_next = valued.count(argv[i]) && argv[i].find('=') == std::string::npos;
+        i += takes_next ? 2 : 1;
+    }
+    return i;
+}
+
+// A Python launcher's script or module: after `-m`/`--module`, or the first word ending in .py;
+// else the first operand after its options.
+TrainerInvocation python_target(const std::vector<std::string>& argv, size_t i, const Valued& valued) {
+    for (size_t j = i; j < argv.size(); ++j) {
+        if (argv[j] == "-m" || argv[j] == "--module") {
+            if (j + 1 < argv.size()) return {j + 1, true, j + 2, argv[j + 1]};
+            break;
+        }
+        if (ends_with(argv[j], ".py") && !starts_with(argv[j], "-")) return {j, false, j + 1, argv[j]};
+    }
+    size_t j = skip_options(argv, i, valued);
+    if (j >= argv.size()) return {argv.size(), false, argv.size(), ""};
+    return {j, false, j + 1, argv[j]};
+}
+
+const Valued kPythonOptions = {"-X", "-W", "-c"};
+const Valued kTorchrunOptions = {"--nnodes", "--nproc_per_node", "--nproc-per-node", "--rdzv_backend", "--rdzv-backend",
+                                 "--rdzv_endpoint", "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--node_rank",
+                                 "--node-rank", "--master_addr", "--master-addr", "--master_port", "--master-port",
+                                 "--max_restarts", "--max-restarts", "--log_dir", "--log-dir", "--role", "--local_addr",
+                                 "--monitor_interval", "--start_method", "--redirects", "--tee", "-r", "-t",
+                                 // accelerate launch
+                                 "--config_file", "--num_processes", "--num_machines", "--machine_rank",
+                                 "--main_process_ip", "--main_process_port", "--mixed_precision", "--dynamo_backend",
+                                 "--gradient_accumulation_steps", "--gpu_ids", "--deepspeed_config_file",
+                                 "--zero_stage", "--num_cpu_threads_per_process", "--fsdp_sharding_strategy",
+                                 // deepspeed
+                                 "--num_gpus", "--num_nodes", "--hostfile", "--include", "--exclude", "--master_port",
+                                 "--launcher", "-H", "-i", "-e"};
+const Valued kUvOptions = {"--with", "--python", "-p", "--project", "--directory", "--env-file", "--extra", "--group",
+                           "--index-url", "--index", "--with-requirements", "--package"};
+
+}  // namespace
+
+std::string TrainerInvocation::name() const { return module ? path : base_name(path); }
+
+TrainerInvocation locate_trainer(const std::vector<std::string>& argv) {
+    size_t i = 0;
+    while (i < argv.size()) {
+        const std::string name = base_name(argv[i]);
+        if (name == "env") {
+            i = skip_options(argv, i + 1, {"-u", "--unset", "-C", "--chdir", "-S"});
+            while (i < argv.size() && argv[i].find('=') != std::string::npos && !starts_with(argv[i], "-")) ++i;
+        } else if (name == "nice" || name == "ionice") {
+            i = skip_options(argv, i + 1, {"-n", "--adjustment", "-c", "--class", "--classdata"});
+        } else if (name == "nohup" || name == "setsid" || name == "time") {
+            i = skip_options(argv, i + 1, {});
+        } else if (name == "prlimit" || name == "stdbuf") {
+            i = skip_options(argv, i + 1, {"-p", "--pid", "-i", "-o", "-e"});
+        } else if (name == "taskset") {
+            i = skip_options(argv, i + 1, {});
+            if (i < argv.size()) ++i;  // the CPU mask or list
+        } else if (name == "numactl") {
+            i = skip_options(argv, i + 1, {"-i", "-N", "-m", "-C", "-p", "--interleave", "--cpunodebind",
+                                            "--membind", "--physcpubind", "--preferred"});
+        } else if (name == "timeout") {
+            i = skip_options(argv, i + 1, {"-k", "--kill-after", "-s", "--signal"});
+            if (i < argv.size()) ++i;  // the duration
+        } else if (name == "bash" || name == "sh" || name == "dash" || name == "zsh") {
+            const size_t script = skip_options(argv, i + 1, {"-o", "-O", "+O", "--rcfile", "--init-file"});
+            if (script < argv.size() && argv[script - 1] == "-c") return {i, false, i + 1, argv[i]};  // a command string
+            return {script, false, script + 1, script < argv.size() ? argv[script] : ""};
+        } else if (name == "uv" && i + 1 < argv.size() && argv[i + 1] == "run") {
+            i = skip_options(argv, i + 2, kUvOptions);
+        } else if (name == "accelerate" && i + 1 < argv.size() && argv[i + 1] == "launch") {
+            return python_target(argv, i + 2, kTorchrunOptions);
+        } else if (name == "torchrun" || name == "deepspeed") {
+            return python_target(argv, i + 1, kTorchrunOptions);
+        } else if (is_python(name)) {
+            TrainerInvocation target = python_target(argv, i + 1, kPythonOptions);
+            // python -m torch.distributed.run / .launch, accelerate.commands.launch: launchers under another name
+            if (target.module && (target.path == "torch.distributed.run" || target.path == "torch.distributed.launch" ||
+                                  target.path == "accelerate.commands.launch"))
+                return python_target(argv, target.args_begin, kTorchrunOptions);
+            return target;
+        } else {
+            return {i, false, i + 1, argv[i]};
+        }
+    }
+    return {argv.size(), false, argv.size(), ""};
+}
+
+std::vector<std::string> trainer_args(const std::vector<std::string>& argv, const TrainerInvocation& where) {
+    if (where.args_begin >= argv.size()) return {};
+    return {argv.begin() + static_cast<std::ptrdiff_t>(where.args_begin), argv.end()};
+}
+
+}  // namespace sg

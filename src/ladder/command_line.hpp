@@ -1,0 +1,25 @@
+#pragma once
+// Where the trainer sits in a command: launchers and wrappers (env, nice, nohup, prlimit, taskset,
+// numactl, timeout, stdbuf, uv run, python [-m], accelerate launch, torchrun, deepspeed) come
+// first, and their own options are never the trainer's. Pure: argv in, positions out.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sg {
+
+struct TrainerInvocation {
+    size_t program = 0;      // argv index of the trainer: a script, an entry point, or a module name
+    bool module = false;     // the program is a Python module (python -m MODULE, accelerate launch -m)
+    size_t args_begin = 1;   // argv index of the trainer's first argument
+    std::string name() const;  // the program's base name ("train.py", "axolotl", "axolotl.cli.train")
+    std::string path;          // argv[program], as written
+};
+
+TrainerInvocation locate_trainer(const std::vector<std::string>& argv);
+
+// The trainer's own arguments: argv[args_begin..].
+std::vector<std::string> trainer_args(const std::vector<std::string>& argv, const TrainerInvocation& where);
+
+}  // namespace sg
