@@ -111,6 +111,21 @@ ModelInfo model_from_directory(const fs::path& dir, const std::string& name) {
     return info;
 }
 
+// "unsloth/Llama-3.2-3B-Instruct-bnb-4bit" -> ("unsloth/Llama-3.2-3B-Instruct", "bitsandbytes 4-bit"):
+// the name a pre-quantised checkpoint's base goes by, and how it was quantised.
+std::optional<std::pair<std::string, std::string>> prequantized_base(const std::string& reference) {
+    static const std::pair<const char*, const char*> kSuffixes[] = {
+        {"-unsloth-bnb-4bit", "bitsandbytes 4-bit"}, {"-bnb-4bit", "bitsandbytes 4-bit"},
+        {"-gptq-int4", "GPTQ 4-bit"}, {"-gptq", "GPTQ 4-bit"}, {"-awq", "AWQ 4-bit"}, {"-4bit", "4-bit"}};
+    const std::string lower = to_lower(reference);
+    for (const auto& [suffix, kind] : kSuffixes) {
+        const std::string s(suffix);
+        if (lower.size() > s.size() && lower.compare(lower.size() - s.size(), s.size(), s) == 0)
+            return std::pair(reference.substr(0, reference.size() - s.size()), std::string(kind));
+    }
+    return std::nullopt;
+}
+
 ModelInfo resolve_model(const std::string& reference) {
     if (trim(reference).empty()) throw UsageError("--model", "empty model reference");
     std::error_code ec;
@@ -135,6 +150,16 @@ ModelInfo resolve_model(const std::string& reference) {
     }
     const Catalog& catalog = default_catalog();
     if (const CatalogEntry* entry = catalog.find(reference)) return from_catalog(*entry, catalog.file);
+    if (auto base = prequantized_base(reference))
+        if (const CatalogEntry* entry = catalog.find(base->first)) {
+            ModelInfo info = from_catalog(*entry, catalog.file);
+            info.name = reference;
+            info.quantization = base->second;
+            info.shape.prequantized = true;
+            info.shape.checkpoint_bytes = info.shape.params * 0.53;  // 4-bit with its scales: what load maps
+            info.source = "the base architecture of " + reference + ": " + info.source;
+            return info;
+        }
     throw UsageError(reference, unknown_model_message(reference, catalog));
 }
 

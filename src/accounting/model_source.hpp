@@ -25,7 +25,10 @@ struct ModelInfo {
 // file; ORG/NAME in the local Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub,
 // ~/.cache/huggingface/hub); a catalog name, alias or Hugging Face id. Throws UsageError naming
 // the file and field on bad input, and suggesting near catalog names for an unknown one.
+// A pre-quantised checkpoint's name (*-bnb-4bit, *-GPTQ, *-AWQ) resolves to its base
+// architecture, marked pre-quantised (and so planned as QLoRA).
 ModelInfo resolve_model(const std::string& reference);
+std::optional<std::pair<std::string, std::string>> prequantized_base(const std::string& reference);
 
 // A bare parameter count with a generic Llama-like architecture (stated in notes).
 ModelInfo model_from_params(double params);

@@ -158,7 +158,15 @@ Plan make_plan(const PlanRequest& request, const MachineState& machine) {
     Plan plan;
     plan.model = resolve(request);
     plan.assumptions = plan.model.notes;
-    plan.workload = resolve_workload(request.workload, plan.assumptions);
+    WorkloadSpec spec = request.workload;
+    if (plan.model.shape.prequantized && spec.method != Method::qlora) {
+        // 4-bit weights stay 4-bit whatever the trainer's flags say: that is QLoRA
+        plan.assumptions.push_back("qlora: " + plan.model.name + " is a pre-quantised checkpoint (" +
+                                   (plan.model.quantization.empty() ? "4-bit" : plan.model.quantization) + ")" +
+                                   (spec.method ? ", whatever --method says" : ""));
+        spec.method = Method::qlora;
+    }
+    plan.workload = resolve_workload(spec, plan.assumptions);
     check_workload(plan.workload);
     plan.platform = choose_platform(request, machine, plan.assumptions);
     if (request.budget_gb) {

@@ -211,3 +211,16 @@ def test_params_states_its_generic_architecture():
     assert code == 0
     assert data["params_b"] == pytest.approx(70, abs=0.01)
     assert any("generic dense architecture" in a for a in data["assumptions"])
+
+
+@pytest.mark.parametrize("name,base", [("unsloth/Llama-3.2-3B-Instruct-bnb-4bit", "unsloth/Llama-3.2-3B-Instruct"),
+                                       ("unsloth/Qwen2.5-7B-Instruct-unsloth-bnb-4bit", "Qwen/Qwen2.5-7B-Instruct"),
+                                       ("Qwen/Qwen2.5-7B-Instruct-AWQ", "Qwen/Qwen2.5-7B-Instruct")])
+def test_a_prequantised_name_plans_qlora_on_its_base_architecture(name, base):
+    data, code = plan_json("--model", name, "--method", "lora", "--budget-gb", "100")
+    assert code == 0
+    assert data["workload"]["method"] == "qlora"  # 4-bit weights stay 4-bit whatever the flags say
+    assert any("pre-quantised" in a for a in data["assumptions"])
+    original, _ = plan_json("--model", base, "--method", "qlora", "--budget-gb", "100")
+    assert data["params_b"] == original["params_b"]
+    assert data["load_peak_gb"] < original["load_peak_gb"]  # it maps the 4-bit checkpoint, not the bf16 one
