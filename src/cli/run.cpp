@@ -15,7 +15,7 @@ namespace {
 
 std::vector<OptionSpec> run_options() {
     std::vector<OptionSpec> specs = {
-        {"profile", "NAME", "trainer profile (hf, trl-sft, generic, ...); detected from the command when absent"},
+        {"profile", "NAME", "trainer profile (hf, trl, axolotl, llamafactory, torchtune, unsloth, generic, ...); detected from the command when absent"},
         {"print-default-profile", "", "print the trainer profile that would be used, as TOML, and exit"},
         {"run-dir", "DIR", "the run directory (default runs/<date>-<slug>/)"},
         {"resume-run", "DIR", "continue a run whose sparkguard was killed (no COMMAND needed)"},

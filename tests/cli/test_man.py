@@ -122,6 +122,8 @@ def run_dir_files():
     assert {"train.log", "report.json"} <= names
     if '"stall-"' in source_text("supervise/supervisor.cpp"):
         names.add("stall-N.txt")
+    if '"attempt-"' in source_text("supervise/supervisor.cpp") and '/ "final"' in source_text("supervise/supervisor.cpp"):
+        names.add("attempt-N/FILE, final/FILE")
     return names
 
 
@@ -198,7 +200,7 @@ def documented_keys(section):
 
 
 @pytest.mark.parametrize("section, reader, tables", [
-    ("TRAINER PROFILES", "ladder/trainer_profile.cpp", {"detect", "knobs", "quantization", "lora", "progress"}),
+    ("TRAINER PROFILES", "ladder/trainer_profile.cpp", {"detect", "syntax", "knobs", "method", "resume", "progress"}),
     ("PLATFORM PROFILES", "accounting/platform.cpp", set()),
     ("THE MODEL CATALOG", "accounting/catalog.cpp", {"model"}),
     ("ANCHORS", "accounting/anchors.cpp", {"anchor"}),
