@@ -40,20 +40,26 @@ bool allowed(const Checkpoint& checkpoint, const fs::path& marker, const Checkpo
     return false;
 }
 
+// OUTPUT_DIR/PREFIX<N>/ directories, highest N first.
+std::vector<std::pair<fs::path, long>> numbered_dirs(const fs::path& output_dir, const std::string& prefix) {
+    std::vector<std::pair<fs::path, long>> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(output_dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!entry.is_directory() || name.rfind(prefix, 0) != 0) continue;
+        if (auto n = parse_int(name.substr(prefix.size())); n && *n >= 0) found.emplace_back(entry.path(), static_cast<long>(*n));
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    return found;
+}
+
 }  // namespace
 
 std::optional<Checkpoint> newest_torchtune_checkpoint(const fs::path& output_dir, std::vector<std::string>* notes,
                                                       const CheckpointFilter& filter) {
-    std::vector<Checkpoint> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(output_dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (!entry.is_directory() || name.rfind("epoch_", 0) != 0) continue;
-        if (auto epoch = parse_int(name.substr(6)); epoch && *epoch >= 0) found.push_back({entry.path(), 0, *epoch + 1});
-    }
-    std::sort(found.begin(), found.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.epoch > b.epoch; });
     const fs::path state = output_dir / "recipe_state" / "recipe_state.pt";
-    for (const auto& checkpoint : found) {
+    for (const auto& [path, epoch] : numbered_dirs(output_dir, "epoch_")) {
+        const Checkpoint checkpoint{path, 0, epoch + 1};
         std::error_code e1, e2;
         const auto state_time = fs::last_write_time(state, e1);
         const auto epoch_time = fs::last_write_time(checkpoint.path, e2);
@@ -69,15 +75,8 @@ std::optional<Checkpoint> newest_torchtune_checkpoint(const fs::path& output_dir
 
 std::optional<Checkpoint> newest_complete_checkpoint(const fs::path& output_dir, std::vector<std::string>* notes,
                                                      const CheckpointFilter& filter) {
-    std::vector<Checkpoint> found;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(output_dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (!entry.is_directory() || name.rfind("checkpoint-", 0) != 0) continue;
-        if (auto step = parse_int(name.substr(11)); step && *step >= 0) found.push_back({entry.path(), *step, std::nullopt});
-    }
-    std::sort(found.begin(), found.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.step > b.step; });
-    for (const auto& checkpoint : found) {
+    for (const auto& [path, step] : numbered_dirs(output_dir, "checkpoint-")) {
+        const Checkpoint checkpoint{path, step, std::nullopt};
         auto state = read_state(checkpoint.path);
         if (state && allowed(checkpoint, checkpoint.path / kStateFile, filter, notes)) return checkpoint;
         if (state) continue;

@@ -100,6 +100,7 @@ json to_json(const RunReport& r) {
         {"summary", r.summary},
         {"profile", r.profile},
         {"command", r.command},
+        {"config_sources", r.config_sources},
         {"started", r.started},
         {"ended", r.ended},
         {"attempts", attempts},
@@ -119,6 +120,7 @@ RunReport report_from_json(const json& j) {
         r.summary = j.value("summary", "");
         r.profile = j.value("profile", "");
         r.command = j.at("command").get<std::vector<std::string>>();
+        r.config_sources = j.value("config_sources", std::map<std::string, std::string>{});
         r.started = j.value("started", "");
         r.ended = j.value("ended", "");
         for (const auto& a : j.at("attempts")) r.attempts.push_back(attempt_from_json(a));

@@ -1,6 +1,7 @@
 #pragma once
 // report.json: what happened to a run, attempt by attempt, and how to reproduce where it ended.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ struct RunReport {
     std::optional<int> exit_code;
     std::string profile;
     std::vector<std::string> command;  // as the user gave it
+    std::map<std::string, std::string> config_sources;  // knob -> where its starting value came from
     std::string started;
     std::string ended;
     std::vector<AttemptRecord> attempts;

@@ -115,6 +115,7 @@ public:
           ladder_(options_.ladder), log_(dir_.train_log()), events_(dir_.events()) {
         report_.profile = profile_.name;
         report_.command = options_.command;
+        report_.config_sources = knobs_.from;
         report_.started = rfc3339_now();
         status_ = StatusLine::open_on_terminal(options_.quiet);
         for (const auto& pattern : profile_.progress_patterns) step_patterns_.push_back({pattern, {}});

@@ -59,6 +59,8 @@ def test_axolotl_yaml_is_changed_in_a_copy_and_every_rung_reaches_the_trainer(tm
     assert result.returncode == 0, failure(result)
     report = read_report(run_dir)
     assert report["profile"] == "axolotl"
+    assert report["config_sources"]["batch_size"] == f"{cfg}: micro_batch_size"
+    assert report["config_sources"]["seq_len"] == f"{cfg}: sequence_len"
     attempts = report["attempts"]
     assert [a["rung"] for a in attempts] == [None, "drop-caches", "shorter-packing", "smaller-batch"]
     assert [a["outcome"] for a in attempts] == ["oom", "oom", "oom", "succeeded"]
