@@ -18,6 +18,7 @@ std::vector<OptionSpec> run_options() {
         {"profile", "NAME", "trainer profile (hf, trl, axolotl, llamafactory, torchtune, unsloth, generic, ...); detected from the command when absent"},
         {"print-default-profile", "", "print the trainer profile that would be used, as TOML, and exit"},
         {"run-dir", "DIR", "the run directory (default runs/<date>-<slug>/)"},
+        {"overwrite", "", "--run-dir holds an earlier run: move it aside to DIR.previous-<time> and start anew"},
         {"resume-run", "DIR", "continue a run whose sparkguard was killed (no COMMAND needed)"},
         {"ladder", "LIST", "rungs in order (default drop-caches,shorter-packing,smaller-batch,bf16-lora)"},
         {"min-seq", "N", "shorter-packing stops at this length (default 512)"},
@@ -66,6 +67,8 @@ RunOptions options_from(const ParsedArgs& parsed) {
     o.command = parsed.rest();
     o.profile = parsed.get("profile");
     if (auto dir = parsed.get("run-dir")) o.run_dir = *dir;
+    o.overwrite = parsed.has("overwrite");
+    if (o.overwrite && !o.run_dir) throw UsageError("--overwrite", "needs --run-dir: a new default run directory is always fresh");
     if (auto ladder = parsed.get("ladder")) {
         o.ladder.order = parse_ladder(*ladder);
         if (o.ladder.order.empty()) throw UsageError("--ladder", "names no rung");

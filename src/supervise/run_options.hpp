@@ -18,6 +18,7 @@ struct RunOptions {
     std::vector<std::string> command;
     std::optional<std::string> profile;            // trainer profile name; detected when absent
     std::optional<std::filesystem::path> run_dir;  // default runs/<date>-<slug>/
+    bool overwrite = false;                        // --overwrite: move an earlier run in run_dir aside
     LadderSettings ladder;
     int max_attempts = 10;
     double grace_seconds = 30;

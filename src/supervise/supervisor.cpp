@@ -795,6 +795,29 @@ TrainerProfile choose_profile(const RunOptions& options) {
     return detect_trainer_profile(load_trainer_profiles(), options.command);
 }
 
+// --run-dir: never two sparkguards in one directory, never a new run appended to an earlier one.
+RunDir claim_run_dir(const fs::path& requested, const RunOptions& options) {
+    RunDir dir = prepare_run_dir(requested);
+    lock_run_dir(dir, options.command);  // a live run is refused here, --overwrite or not
+    if (!holds_a_run(dir.path)) return dir;
+    if (!options.overwrite) {
+        std::string what = "an earlier run";
+        if (auto text = read_file(dir.report())) {
+            const json report = json::parse(*text, nullptr, false);
+            if (report.is_object())
+                what = "the run started " + report.value("started", std::string("?")) + " (" +
+                       report.value("outcome", std::string("?")) + ")";
+        }
+        throw UsageError("--run-dir " + requested.string(),
+                         "holds " + what + ": continue an unfinished run with --resume-run " + requested.string() +
+                             ", give a new --run-dir, or add --overwrite to move this one aside");
+    }
+    dir.lock.reset();
+    const fs::path aside = move_aside(dir.path);
+    spdlog::info("--overwrite: the earlier run in {} is now {}", requested.string(), aside.string());
+    return prepare_run_dir(requested);
+}
+
 void check_executable(const std::vector<std::string>& command) {
     int code = kExitNotFound;
     if (auto exe = resolve_executable(command.at(0), &code); !exe) throw Failure("cannot run the trainer", exe.error().message, code);
@@ -811,7 +834,8 @@ int run_supervised(const RunOptions& options) {
         TrainerCommand command(profile, options.command);  // an unreadable config or a bad value fails here
         command.render({starting_config(options, command.knobs()), std::nullopt, options.output_dir, {}});
     }
-    RunDir dir = options.run_dir ? prepare_run_dir(*options.run_dir) : new_default_run_dir(options.command);
+    RunDir dir = options.run_dir ? claim_run_dir(*options.run_dir, options) : new_default_run_dir(options.command);
+    if (!dir.lock) lock_run_dir(dir, options.command);
     spdlog::info("run directory {} (trainer profile {})", dir.path.string(), profile.name);
     Supervisor supervisor(options, dir, std::move(profile));
     if (auto blocked = supervisor.prelaunch()) return *blocked;
@@ -820,6 +844,7 @@ int run_supervised(const RunOptions& options) {
 
 int resume_supervised(const fs::path& run_dir) {
     RunDir dir = prepare_run_dir(run_dir);
+    lock_run_dir(dir, {"sparkguard", "run", "--resume-run", run_dir.string()});
     auto state_text = read_file(dir.state());
     if (!state_text) throw UsageError("--resume-run " + run_dir.string(), "no state.json: " + state_text.error().message);
     json state = json::parse(*state_text, nullptr, false);
