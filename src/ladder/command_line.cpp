@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string_view>
@@ -66,33 +67,53 @@ const Valued kTorchrunOptions = {"--nnodes", "--nproc_per_node", "--nproc-per-no
 const Valued kUvOptions = {"--with", "--python", "-p", "--project", "--directory", "--env-file", "--extra", "--group",
                            "--index-url", "--index", "--with-requirements", "--package"};
 
+// The operands after one wrapper's options, or nullopt when argv[i] is no wrapper.
+std::optional<size_t> after_wrapper(const std::vector<std::string>& argv, size_t i) {
+    const std::string name = base_name(argv[i]);
+    if (name == "env") {
+        i = skip_options(argv, i + 1, {"-u", "--unset", "-C", "--chdir", "-S"});
+        while (i < argv.size() && argv[i].find('=') != std::string::npos && !starts_with(argv[i], "-")) ++i;
+        return i;
+    }
+    if (name == "nice" || name == "ionice") return skip_options(argv, i + 1, {"-n", "--adjustment", "-c", "--class", "--classdata"});
+    if (name == "nohup" || name == "setsid" || name == "time") return skip_options(argv, i + 1, {});
+    if (name == "prlimit" || name == "stdbuf") return skip_options(argv, i + 1, {"-p", "--pid", "-i", "-o", "-e"});
+    if (name == "taskset") {
+        i = skip_options(argv, i + 1, {});
+        return i < argv.size() ? i + 1 : i;  // the CPU mask or list
+    }
+    if (name == "numactl")
+        return skip_options(argv, i + 1, {"-i", "-N", "-m", "-C", "-p", "--interleave", "--cpunodebind", "--membind",
+                                          "--physcpubind", "--preferred"});
+    if (name == "timeout") {
+        i = skip_options(argv, i + 1, {"-k", "--kill-after", "-s", "--signal"});
+        return i < argv.size() ? i + 1 : i;  // the duration
+    }
+    return std::nullopt;
+}
+
+
+// From argv[i]: the first word that is not a wrapper or its option.
+size_t skip_wrappers_from(const std::vector<std::string>& argv, size_t i) {
+    while (i < argv.size())
+        if (auto next = after_wrapper(argv, i)) i = *next;
+        else break;
+    return i;
+}
+
 }  // namespace
 
 std::string TrainerInvocation::name() const { return module ? path : base_name(path); }
 
+size_t skip_wrappers(const std::vector<std::string>& argv) { return skip_wrappers_from(argv, 0); }
+
 TrainerInvocation locate_trainer(const std::vector<std::string>& argv) {
     size_t i = 0;
     while (i < argv.size()) {
+        i = skip_wrappers_from(argv, i);
+        if (i >= argv.size()) break;
         const std::string name = base_name(argv[i]);
-        if (name == "env") {
-            i = skip_options(argv, i + 1, {"-u", "--unset", "-C", "--chdir", "-S"});
-            while (i < argv.size() && argv[i].find('=') != std::string::npos && !starts_with(argv[i], "-")) ++i;
-        } else if (name == "nice" || name == "ionice") {
-            i = skip_options(argv, i + 1, {"-n", "--adjustment", "-c", "--class", "--classdata"});
-        } else if (name == "nohup" || name == "setsid" || name == "time") {
-            i = skip_options(argv, i + 1, {});
-        } else if (name == "prlimit" || name == "stdbuf") {
-            i = skip_options(argv, i + 1, {"-p", "--pid", "-i", "-o", "-e"});
-        } else if (name == "taskset") {
-            i = skip_options(argv, i + 1, {});
-            if (i < argv.size()) ++i;  // the CPU mask or list
-        } else if (name == "numactl") {
-            i = skip_options(argv, i + 1, {"-i", "-N", "-m", "-C", "-p", "--interleave", "--cpunodebind",
-                                            "--membind", "--physcpubind", "--preferred"});
-        } else if (name == "timeout") {
-            i = skip_options(argv, i + 1, {"-k", "--kill-after", "-s", "--signal"});
-            if (i < argv.size()) ++i;  // the duration
-        } else if (name == "bash" || name == "sh" || name == "dash" || name == "zsh") {
+        if (name == "bash" || name == "sh" || name == "dash" || name == "zsh") {
             const size_t script = skip_options(argv, i + 1, {"-o", "-O", "+O", "--rcfile", "--init-file"});
             if (script < argv.size() && argv[script - 1] == "-c") return {i, false, i + 1, argv[i]};  // a command string
             return {script, false, script + 1, script < argv.size() ? argv[script] : ""};

@@ -19,6 +19,10 @@ struct TrainerInvocation {
 
 TrainerInvocation locate_trainer(const std::vector<std::string>& argv);
 
+// The index of the first word that is not a process wrapper (env, nice, nohup, prlimit, taskset,
+// numactl, timeout, stdbuf, setsid, ionice, time) or its option: the launcher or the program.
+size_t skip_wrappers(const std::vector<std::string>& argv);
+
 // The trainer's own arguments: argv[args_begin..].
 std::vector<std::string> trainer_args(const std::vector<std::string>& argv, const TrainerInvocation& where);
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ladder/command_line.hpp"
 #include "ladder/knobs.hpp"
 #include "ladder/trainer_profile.hpp"
 #include "supervise/capture.hpp"
@@ -95,13 +96,15 @@ std::string trainer_python(const std::vector<std::string>& command, std::string_
 }
 
 std::string find_trainer_python(const std::vector<std::string>& command) {
-    if (command.empty()) return "python3";
+    // prlimit, env, nice, nohup, taskset, numactl, ... run the trainer: look past them
+    const std::vector<std::string> launched(command.begin() + static_cast<std::ptrdiff_t>(skip_wrappers(command)), command.end());
+    if (launched.empty()) return "python3";
     int code = 0;
-    auto path = resolve_executable(command[0], &code);
+    auto path = resolve_executable(launched[0], &code);
     std::string head;
     if (path)
         if (auto text = read_file_prefix(*path, 256)) head = text->substr(0, text->find('\n'));
-    return trainer_python(command, head);
+    return trainer_python(launched, head);
 }
 
 TorchReading parse_torch_probe(std::string_view output, std::string python) {

@@ -212,3 +212,14 @@ def test_help_lists_the_options(tmp_path):
         assert option in result.stdout
     listing = sparkguard("--help", cwd=tmp_path)
     assert b"preflight" in listing.stdout
+
+
+def test_g1_looks_through_wrappers_to_the_trainers_python(tmp_path):
+    venv_python = tmp_path / "bin" / "python3"
+    venv_python.parent.mkdir()
+    # no site-packages, so no torch; and sys.executable is this path, so the probe names it
+    venv_python.write_text("#!/bin/bash\nexec -a \"$0\" /usr/bin/python3 -S \"$@\"\n")
+    venv_python.chmod(0o755)
+    _, report = preflight(tmp_path, "--", "prlimit", "--as=9000000000", "nice", "-n", "5", "env", "A=1", "nohup",
+                          "taskset", "-c", "0", "numactl", "--membind=0", venv_python, "train.py")
+    assert report["checks"]["G1"].startswith(f"skip: no PyTorch in {venv_python}")
