@@ -1,4 +1,5 @@
 // sparkguard thermal: the telemetry sampler alone, writing thermal.csv until stopped.
+#include <chrono>
 #include <iostream>
 
 #include "accounting/platform.hpp"
@@ -51,7 +52,8 @@ int thermal_main(Args args) {
     const std::string platform =
         parsed.get("platform").value_or(accounting::detect_platform(accounting::load_platforms(), accounting::read_machine()).name);
 
-    TelemetryRecorder recorder(session, output, interval, platform);
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    TelemetryRecorder recorder(session, output, interval, platform, now);  // elapsed_s from this start
     spdlog::info("sampling every {} s into {} (platform {}); Ctrl-C stops", interval, output, platform);
     while (!session.received_signal()) {
         auto meminfo = read_meminfo();

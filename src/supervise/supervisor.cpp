@@ -559,7 +559,10 @@ private:
                 const nlohmann::json report = nlohmann::json::parse(*env, nullptr, false);
                 if (report.is_object()) platform_ = report.value("platform", "");
             }
-        telemetry_.emplace(session_, dir_.thermal(), options_.thermal_interval, platform_);
+        const auto started = parse_rfc3339(report_.started);
+        telemetry_.emplace(session_, dir_.thermal(), options_.thermal_interval, platform_,
+                           started ? started->epoch_s : std::chrono::duration<double>(
+                                                            std::chrono::system_clock::now().time_since_epoch()).count());
     }
 
     void record_telemetry(const MemorySample& sample) {

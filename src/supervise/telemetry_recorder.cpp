@@ -2,16 +2,28 @@
 
 #include "util/clock.hpp"
 #include "util/errors.hpp"
+#include "util/files.hpp"
 #include "util/log.hpp"
 
 namespace sg {
 
+namespace {
+
+double epoch_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
 TelemetryRecorder::TelemetryRecorder(Session& session, const std::filesystem::path& csv, double interval_seconds,
-                                     std::string platform)
+                                     std::string platform, double run_started)
     : gpu_(telemetry::probe_gpu_source()),
       detector_(telemetry::detector_settings(platform)),
       interval_(interval_seconds),
-      started_(monotonic_seconds()) {
+      run_started_(run_started) {
+    if (auto text = read_file(csv); text && !text->empty())  // a resumed run: its rows so far count too
+        if (auto earlier = telemetry::parse_thermal_csv(*text, csv.string()))
+            for (const auto& row : earlier->rows) summary_.add(row, detector_.feed(telemetry::point_from(row)));
     auto writer = telemetry::ThermalCsvWriter::open(csv);
     if (!writer) throw Failure("thermal.csv", writer.error().message);
     csv_.emplace(std::move(*writer));
@@ -47,7 +59,7 @@ std::vector<telemetry::TelemetryEvent> TelemetryRecorder::tick(const TelemetryCo
     last_row_ = now;
     telemetry::ThermalRow row;
     row.timestamp = rfc3339_now();
-    row.elapsed_s = now - started_;
+    row.elapsed_s = epoch_seconds() - run_started_;
     row.attempt = context.attempt;
     row.rung = context.rung;
     row.step = context.step;

@@ -31,7 +31,10 @@ class TelemetryRecorder {
 public:
     // Probes the GPU once and opens thermal.csv for appending; throws Failure naming the file
     // when it cannot. `platform` picks the power-cap rules ("dgx-spark": ~100 W sustained).
-    TelemetryRecorder(Session& session, const std::filesystem::path& csv, double interval_seconds, std::string platform);
+    // elapsed_s counts from `run_started` (seconds since the epoch: the run's start, across
+    // --resume-run), and rows already in the file (a resumed run's) count in the summary.
+    TelemetryRecorder(Session& session, const std::filesystem::path& csv, double interval_seconds, std::string platform,
+                      double run_started);
 
     // Called every tick: writes a row once `interval_seconds` have passed since the last one and
     // returns the events the row raised (power-cap, throttle, throttle-end).
@@ -49,7 +52,7 @@ private:
     telemetry::ThrottleDetector detector_;
     telemetry::TelemetrySummary summary_;
     double interval_;
-    double started_;
+    double run_started_;  // seconds since the epoch
     std::optional<double> last_row_;
     bool write_failed_ = false;
 };

@@ -121,3 +121,27 @@ def test_rows_keep_coming_through_a_relaunch(tmp_path):
 def test_a_bad_thermal_interval_is_a_usage_error(tmp_path):
     result = sparkguard("run", "--thermal-interval", "0.5", "--", "true", cwd=tmp_path)
     assert result.returncode == 2 and b"--thermal-interval" in result.stderr
+
+
+def test_elapsed_and_the_summary_span_the_whole_run_across_resume_run(tmp_path):
+    import signal
+    import subprocess
+    import time
+    from conftest import SPARKGUARD, wait_for
+    run = tmp_path / "run"
+    env = base_env(SPARKGUARD_FAKE_GPU="none", SPARKGUARD_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1")
+    first = subprocess.Popen([SPARKGUARD, "run", "--run-dir", run, "--thermal-interval", "1", "--",
+                              stepping_trainer(tmp_path, steps=12, pause=0.5)], env=env, cwd=tmp_path,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert wait_for(lambda: (run / "thermal.csv").exists() and len(rows(run)) >= 3, 30)
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    time.sleep(1.5)  # sparkguard was away: elapsed time goes on
+    before = len(rows(run))
+    resumed = sparkguard("run", "--resume-run", run, cwd=tmp_path, env=env)
+    assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
+    elapsed = [float(r["elapsed_s"]) for r in rows(run)]
+    assert len(elapsed) > before
+    assert elapsed == sorted(elapsed)  # never restarts at 1 after the resume
+    assert elapsed[before] >= elapsed[before - 1] + 1.5
+    assert read_report(run)["telemetry"]["rows"] == len(elapsed)  # every row, not the resumed part
