@@ -65,6 +65,8 @@ def test_axolotl_yaml_is_changed_in_a_copy_and_every_rung_reaches_the_trainer(tm
     assert [a["rung"] for a in attempts] == [None, "drop-caches", "shorter-packing", "smaller-batch"]
     assert [a["outcome"] for a in attempts] == ["oom", "oom", "oom", "succeeded"]
     assert all(a["oom_kind"] == "cpu-allocator" for a in attempts[:3])
+    # a resumed attempt that dies in its first step had begun training (its bar was drawn)
+    assert [a["phase"] for a in attempts[:3]] == ["train", "train", "train"]
     # What axolotl itself ran with: the length and the batch changed, the effective batch kept,
     # each relaunch resumed from checkpoint-4.
     assert ran(out) == [(16, 1, 1024, 0), (16, 1, 1024, 4), (16, 1, 512, 4), (8, 2, 512, 4)]
@@ -132,6 +134,7 @@ def test_torchtune_overrides_a_copied_config_and_resumes_by_epoch(tmp_path):
     assert report["profile"] == "torchtune"
     attempts = report["attempts"]
     assert [a["rung"] for a in attempts] == [None, "smaller-batch", "smaller-batch"]
+    assert [a["phase"] for a in attempts[:2]] == ["train", "train"]
     assert ran(out) == [(16, 1, 1024, 0), (8, 2, 1024, 2), (4, 4, 1024, 2)]
     assert all(a["resumed_from"].endswith("epoch_0") for a in attempts[1:])
     assert attempts[2]["argv"][-1] == "batch_size=4"  # the user's override, rewritten where it stands

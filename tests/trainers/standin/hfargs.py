@@ -479,6 +479,8 @@ class HfRun:
             self.banner(self)
         common.warm_up_blas()
         started = time.time()
+        if not self.disable_tqdm:  # tqdm draws the bar at 0 when training begins, resumed or not
+            common.hf_progress(0, self.max_steps, started)
         loss = 0.0
         losses = []
         epochs = max(1, self.max_steps)  # the stand-in's synthetic dataset is one pass of max_steps steps

@@ -373,6 +373,7 @@ def hf_train(cfg, resume_from_checkpoint):
                           f"{(start % max_steps) * accum} batches in the first epoch.")
     common.warm_up_blas()
     started = time.time()
+    common.hf_progress(0, max_steps, started)  # tqdm draws the bar at 0 when training begins, resumed or not
     loss = 0.0
     lr = float(cfg.get("learning_rate") or 2e-4)
     for step in range(start + 1, max_steps + 1):
