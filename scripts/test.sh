@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh machine: install, build, run every test.
+# The whole test suite from a fresh machine: install, build, run every test, list the skips.
+# SPARKGUARD_NO_SKIPS=1 (set by .ci/run) makes any skipped test a failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
-cd "${BUILD_DIR:-$root/build}"
-ctest --output-on-failure -j"$(nproc)" "$@"
+rm -rf "$build/test-results"
+status=0
+(cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
+/usr/bin/python3 "$root/scripts/skipped_tests.py" "$build/test-results" ${SPARKGUARD_NO_SKIPS:+--none-allowed} || status=$?
+exit $status
