@@ -71,7 +71,7 @@ void judge_plan(Plan& plan) {
     plan.headroom_gb = plan.budget.budget_gb - plan.estimate.peak_gb;
     plan.verdict = judge(plan.headroom_gb, plan.budget.budget_gb, plan.platform.tight_margin);
     plan.anchor = nearest_anchor(default_anchors(), plan.estimate.params_b, plan.model.shape.arch.is_moe(),
-                                 plan.workload.method, plan.estimate.peak_gb);
+                                 plan.workload.method, plan.estimate);
 }
 
 std::string workload_line(const Workload& w) {
@@ -84,14 +84,25 @@ std::string workload_line(const Workload& w) {
     return out.str();
 }
 
+std::string signed_gb(double value) { return (value >= 0 ? "+" : "") + fixed(value, 1) + " GB"; }
+
+std::string differences_text(const AnchorMatch& match) {
+    if (!match.far_off()) return "";
+    if (match.differences.empty()) return "; the anchor publishes no per-term breakdown to say which terms differ";
+    std::vector<std::string> parts;
+    for (const auto& d : match.differences)
+        parts.push_back(d.term + " " + signed_gb(d.delta_gb()) + " (" + fixed(d.plan_gb, 1) + " here, " +
+                        fixed(d.observed_gb, 1) + " observed)");
+    return "; the difference is in " + join(parts, ", ");
+}
+
 std::string anchor_line(const AnchorMatch& match) {
-    if (!match.anchor) return "none (no anchors.toml found)";
     const Anchor& a = *match.anchor;
     std::string line = a.name + ": " + a.description + "; observed " + a.observed;
     if (match.delta_gb) {
         const double pct = 100 * *match.delta_gb / *a.observed_gb;
         line += "; this plan is " + std::string(*match.delta_gb >= 0 ? "+" : "") + fixed(*match.delta_gb, 1) + " GB (" +
-                (pct >= 0 ? "+" : "") + fixed(pct, 0) + "%) from it";
+                (pct >= 0 ? "+" : "") + fixed(pct, 0) + "%) from it" + differences_text(match);
     }
     return line;
 }
@@ -104,6 +115,10 @@ nlohmann::json anchor_json(const AnchorMatch& match) {
                           {"distance", round3(match.distance)}};
     out["observed_gb"] = a.observed_gb ? nlohmann::json(*a.observed_gb) : nlohmann::json(nullptr);
     out["delta_gb"] = match.delta_gb ? nlohmann::json(round3(*match.delta_gb)) : nlohmann::json(nullptr);
+    out["differences"] = nlohmann::json::array();
+    for (const auto& d : match.differences)
+        out["differences"].push_back({{"term", d.term}, {"plan_gb", round3(d.plan_gb)},
+                                      {"observed_gb", d.observed_gb}, {"delta_gb", round3(d.delta_gb())}});
     return out;
 }
 
@@ -228,6 +243,7 @@ nlohmann::json to_json(const Plan& plan) {
         {"workload", workload_json(plan.workload)},
         {"platform", plan.platform.name},
         {"budget_source", plan.budget.source},
+        {"params", static_cast<long long>(std::llround(plan.model.shape.params))},
         {"params_b", round3(e.params_b)},
         {"trainable_params", std::round(e.trainable_params)},
         {"weights_gb", round3(e.weights_gb)},
@@ -294,7 +310,7 @@ std::string format_plan(const Plan& plan) {
     row("headroom", plan.headroom_gb,
         plan.budget.budget_gb > 0 ? fixed(100 * plan.headroom_gb / plan.budget.budget_gb, 0) + "% of the budget" : "");
     out << "  verdict                   " << name(plan.verdict) << "\n\n";
-    out << "nearest anchor  " << anchor_line(plan.anchor) << "\n";
+    if (plan.anchor.anchor) out << "nearest anchor  " << anchor_line(plan.anchor) << "\n";
     if (!plan.assumptions.empty()) {
         out << "assumed\n";
         for (const auto& a : plan.assumptions) out << "  - " << a << "\n";

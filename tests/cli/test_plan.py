@@ -72,7 +72,7 @@ def test_catalog_name_prints_every_term_and_the_assumptions():
 
 
 def test_json_has_the_documented_keys_and_consistent_totals():
-    data, code = plan_json("--model", "qwen2.5-7b", "--method", "qlora", "--platform", "gpu-24gb")
+    data, code = plan_json("--model", "qwen2.5-7b", "--method", "lora", "--platform", "gpu-24gb")
     assert code == 0
     for key in REQUIRED_KEYS:
         assert key in data
@@ -133,6 +133,25 @@ def test_moe_model_keeps_all_experts_resident():
     data, _ = plan_json("--model", "mixtral-8x7b", "--method", "qlora", "--platform", "gpu-48gb")
     assert data["model"]["moe"] is True
     assert data["params_b"] == pytest.approx(46.7, abs=0.2)
+
+
+def test_json_carries_the_exact_parameter_count(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(TINY))
+    write_safetensors(tmp_path / "model.safetensors", tiny_tensors())
+    data, _ = plan_json("--model", str(tmp_path), "--budget-gb", "10")
+    h, f, v, kv = 64, 128, 1000, 32
+    exact = 2 * v * h + h + 2 * (2 * h * h + 2 * kv * h + 3 * f * h + 2 * h)
+    assert isinstance(data["params"], int) and data["params"] == exact
+    assert data["params_b"] == round(exact / 1e9, 3)
+
+
+def test_no_comparable_anchor_means_no_anchor_line():
+    moe, _ = plan_json("--model", "mixtral-8x7b", "--method", "lora", "--platform", "gpu-80gb")
+    assert moe["nearest_anchor"] is None  # the only MoE anchor is QLoRA: not held against a dense one
+    full = run("--model", "qwen2.5-0.5b", "--method", "full", "--platform", "gpu-24gb")
+    assert full.returncode == 0 and "nearest anchor" not in full.stdout
+    dense_qlora, _ = plan_json("--model", "llama-3.3-70b", "--method", "qlora", "--platform", "dgx-spark")
+    assert dense_qlora["nearest_anchor"]["name"] == "spark-70b-qlora"
 
 
 def test_fit_finds_packing_then_batch():
