@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accounting/alternatives.hpp"
 #include "ladder/argument_errors.hpp"
 #include "ladder/checkpoints.hpp"
 #include "ladder/knobs.hpp"
@@ -181,7 +182,9 @@ public:
     std::optional<int> check_budget(accounting::Plan plan) {
         if (options_.fit) {
             auto fitted = fitted_config(plan, config_);
-            if (!fitted) return finish("blocked", kExitBlocked, "--fit: no packing length and batch fit the budget");
+            if (!fitted)
+                return finish("blocked", kExitBlocked, "--fit: no packing length and batch fit the budget" +
+                                                           accounting::alternatives_sentence(accounting::what_would_fit(plan)));
             spdlog::info("--fit: starting from {}", describe(*fitted));
             config_ = *fitted;
             plan = accounting::replan(plan, workload_for(plan.workload, config_));

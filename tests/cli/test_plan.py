@@ -243,3 +243,27 @@ def test_a_prequantised_name_plans_qlora_on_its_base_architecture(name, base):
     original, _ = plan_json("--model", base, "--method", "qlora", "--budget-gb", "100")
     assert data["params_b"] == original["params_b"]
     assert data["load_peak_gb"] < original["load_peak_gb"]  # it maps the 4-bit checkpoint, not the bf16 one
+
+
+def test_when_nothing_fits_it_lists_what_would_each_with_its_peak():
+    text = run("--model", "llama-3.1-8b", "--method", "full", "--platform", "gpu-24gb", "--fit")
+    assert text.returncode == 3 and "nothing fits" in text.stdout
+    listed = text.stdout.split("what would fit, best first:\n", 1)[1].splitlines()
+    assert listed[0].split()[:2] == ["--method", "qlora"] and "peak" in listed[0]
+    data, code = plan_json("--model", "llama-3.1-8b", "--method", "full", "--platform", "gpu-24gb", "--fit")
+    alternatives = data["fit"]["would_fit"]
+    assert [a["change"] for a in alternatives] == ["--method qlora", "--method lora --seq 1344"]
+    for a in alternatives:  # each one, planned as written, fits with the peak it was listed with
+        flags = {"--model": "llama-3.1-8b", "--method": "full", "--platform": "gpu-24gb"}
+        words = a["change"].split()
+        flags.update(zip(words[::2], words[1::2]))
+        again, code = plan_json(*[word for pair in flags.items() for word in pair])
+        assert code == 0 and again["verdict"] == "fits"
+        assert again["peak_gb"] == pytest.approx(a["peak_gb"], abs=0.01)
+
+
+def test_a_plan_that_does_not_fit_says_what_would():
+    data, code = plan_json("--model", "llama-3.1-8b", "--method", "full", "--platform", "gpu-80gb")
+    assert code == 3 and data["would_fit"][0]["change"] == "--optimizer adamw-8bit"
+    fits, code = plan_json("--model", "llama-3.1-8b", "--method", "qlora", "--platform", "gpu-80gb")
+    assert code == 0 and fits["would_fit"] == []
