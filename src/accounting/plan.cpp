@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "accounting/history_store.hpp"
 #include "util/errors.hpp"
 #include "util/strings.hpp"
 
@@ -67,9 +68,23 @@ void add_warnings(Plan& plan, const MachineState& machine, bool budget_given) {
                                 "): the budget is this machine's memory; pass --platform to plan for another");
 }
 
+void apply_history(Plan& plan) {
+    plan.correction.reset();
+    if (!plan.history) return;
+    plan.correction = correction_for(plan, *plan.history);
+    if (!plan.correction) return;
+    Estimate& e = plan.estimate;
+    // The ratio is of whole-run peaks (measured, the formula's max of training and load): both scale.
+    e.train_peak_gb *= plan.correction->ratio;
+    e.load_peak_gb *= plan.correction->ratio;
+    e.peak_gb *= plan.correction->ratio;
+}
+
 void judge_plan(Plan& plan) {
+    apply_history(plan);
     plan.headroom_gb = plan.budget.budget_gb - plan.estimate.peak_gb;
     plan.verdict = judge(plan.headroom_gb, plan.budget.budget_gb, plan.platform.tight_margin);
+    if (plan.correction && plan.correction->oom) plan.verdict = Verdict::does_not_fit;
     plan.anchor = nearest_anchor(default_anchors(), plan.estimate.params_b, plan.model.shape.arch.is_moe(),
                                  plan.workload.method, plan.estimate);
 }
@@ -122,6 +137,18 @@ nlohmann::json anchor_json(const AnchorMatch& match) {
     return out;
 }
 
+nlohmann::json history_json(const std::optional<HistoryCorrection>& c) {
+    if (!c) return nullptr;
+    nlohmann::json out = {{"runs", c->runs}, {"ratio", round3(c->ratio)}, {"text", describe(*c)}};
+    out["nearest"] = c->runs > 0 ? nlohmann::json{{"time", c->nearest.time}, {"model", c->nearest.model},
+                                                  {"method", c->nearest.method}, {"batch", c->nearest.batch},
+                                                  {"seq", c->nearest.seq}, {"measured_peak_gb", c->nearest.measured_peak_gb}}
+                                 : nlohmann::json(nullptr);
+    out["oom"] = c->oom ? nlohmann::json{{"time", c->oom->time}, {"batch", c->oom->batch}, {"seq", c->oom->seq}}
+                        : nlohmann::json(nullptr);
+    return out;
+}
+
 nlohmann::json workload_json(const Workload& w) {
     nlohmann::json out = {{"method", name(w.method)}, {"weight_dtype", name(w.weight_dtype)},
                           {"optimizer", name(w.optimizer)}, {"batch", w.batch}, {"seq", w.seq},
@@ -166,7 +193,17 @@ std::string_view name(Verdict verdict) {
 Plan make_plan(const PlanRequest& request) {
     MachineState machine;
     if (!request.budget_gb) machine = read_machine();
-    return make_plan(request, machine);
+    Plan plan = make_plan(request, machine);
+    if (!request.use_history) return plan;
+    HistoryFile history = read_history(history_path());
+    plan.warnings.insert(plan.warnings.end(), history.warnings.begin(), history.warnings.end());
+    return history.runs.empty() ? plan : with_history(plan, std::move(history.runs));
+}
+
+Plan with_history(const Plan& plan, std::vector<HistoryRun> runs) {
+    Plan corrected = plan;
+    corrected.history = std::make_shared<const std::vector<HistoryRun>>(std::move(runs));
+    return replan(corrected, plan.workload);
 }
 
 Plan make_plan(const PlanRequest& request, const MachineState& machine) {
@@ -264,6 +301,7 @@ nlohmann::json to_json(const Plan& plan) {
         {"headroom_gb", round3(plan.headroom_gb)},
         {"verdict", name(plan.verdict)},
         {"nearest_anchor", anchor_json(plan.anchor)},
+        {"history", history_json(plan.correction)},
         {"assumptions", plan.assumptions},
         {"warnings", plan.warnings},
     };
@@ -310,6 +348,7 @@ std::string format_plan(const Plan& plan) {
     row("headroom", plan.headroom_gb,
         plan.budget.budget_gb > 0 ? fixed(100 * plan.headroom_gb / plan.budget.budget_gb, 0) + "% of the budget" : "");
     out << "  verdict                   " << name(plan.verdict) << "\n\n";
+    if (plan.correction) out << "history    " << describe(*plan.correction) << "\n";
     if (plan.anchor.anchor) out << "nearest anchor  " << anchor_line(plan.anchor) << "\n";
     if (!plan.assumptions.empty()) {
         out << "assumed\n";

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accounting/alternatives.hpp"
+#include "accounting/history_store.hpp"
 #include "ladder/argument_errors.hpp"
 #include "ladder/checkpoints.hpp"
 #include "ladder/knobs.hpp"
@@ -260,7 +261,9 @@ public:
                 throw;
             }
             log_.flush();
-            if (int code = end_attempt(record, exit); code >= 0) return code;
+            const int code = end_attempt(record, exit);
+            remember(record);
+            if (code >= 0) return code;
         }
     }
 
@@ -490,6 +493,14 @@ private:
         return std::any_of(recent_.begin(), recent_.end(), [](const MemorySample& s) {
             return s.total > 0 && s.available < kPressureFraction * s.total;
         });
+    }
+
+    // This machine's history keeps what the attempt measured against what its plan estimated.
+    void remember(const AttemptRecord& record) {
+        if (!plan_ || record.outcome == "interrupted") return;
+        const auto plan = accounting::replan(*plan_, workload_for(plan_->workload, record.config));
+        if (auto problem = accounting::record_attempt(plan, record.measured, record.outcome == "oom", record.last_step, profile_.name))
+            spdlog::warn("history not written: {}", *problem);
     }
 
     // Returns the exit code when the run is over, -1 to go on with the next attempt.
