@@ -1,5 +1,6 @@
 #include "accounting/anchors.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/errors.hpp"
@@ -17,9 +18,26 @@ std::string required(const fs::path& file, const toml::table& t, const char* key
     return *value;
 }
 
+constexpr double kComparableSizeRatio = 3;
+constexpr double kFarOff = 0.20;
+
+const std::vector<std::string_view>& term_names() {
+    static const std::vector<std::string_view> names = {"weights", "adapter", "optimizer and gradients", "activations",
+                                                        "overhead"};
+    return names;
+}
+
+std::vector<std::pair<std::string, double>> parse_terms(const fs::path& file, const toml::table& t) {
+    std::vector<std::pair<std::string, double>> terms;
+    reject_unknown_keys(file, t, term_names(), "an anchor's [anchor.terms]");
+    for (const auto name : term_names())
+        if (auto gb = t[name].value<double>()) terms.emplace_back(std::string(name), *gb);
+    return terms;
+}
+
 Anchor parse_anchor(const fs::path& file, const toml::table& t) {
     reject_unknown_keys(file, t, {"name", "description", "platform", "params_b", "moe", "method", "observed_gb",
-                                  "fits", "observed", "source"},
+                                  "fits", "observed", "source", "terms"},
                         "an [[anchor]] entry");
     Anchor a;
     a.name = required(file, t, "name");
@@ -35,6 +53,7 @@ Anchor parse_anchor(const fs::path& file, const toml::table& t) {
     if (!method) throw UsageError(where(file, t), "anchor '" + a.name + "': 'method' must be " + choices_of_method());
     a.method = *method;
     if (auto observed = t["observed_gb"].value<double>()) a.observed_gb = *observed;
+    if (const auto* terms = t["terms"].as_table()) a.terms = parse_terms(file, *terms);
     return a;
 }
 
@@ -61,15 +80,45 @@ const std::vector<Anchor>& default_anchors() {
     return anchors;
 }
 
+bool AnchorMatch::far_off() const {
+    return anchor && anchor->observed_gb && delta_gb && std::abs(*delta_gb) > kFarOff * *anchor->observed_gb;
+}
+
+std::vector<std::pair<std::string, double>> plan_terms(const Estimate& e) {
+    return {{"weights", e.weights_gb},
+            {"adapter", e.adapter_gb},
+            {"optimizer and gradients", e.optimizer_gb + e.gradients_gb},
+            {"activations", e.activations_gb},
+            {"overhead", e.overhead_gb}};
+}
+
+namespace {
+
+// The published terms that differ, largest first, up to those that explain the gap.
+std::vector<TermDifference> differences(const Anchor& anchor, const Estimate& estimate) {
+    std::vector<TermDifference> out;
+    for (const auto& [term, plan_gb] : plan_terms(estimate))
+        for (const auto& [name, observed] : anchor.terms)
+            if (name == term) out.push_back({term, plan_gb, observed});
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return std::abs(a.delta_gb()) > std::abs(b.delta_gb()); });
+    std::erase_if(out, [](const TermDifference& d) { return std::abs(d.delta_gb()) < 0.05; });
+    return out;
+}
+
+}  // namespace
+
 AnchorMatch nearest_anchor(const std::vector<Anchor>& anchors, double params_b, bool moe, Method method,
-                           double estimate_gb) {
+                           const Estimate& estimate) {
     AnchorMatch best;
     for (const auto& a : anchors) {
-        const double distance = std::abs(std::log(std::max(params_b, 1e-3) / a.params_b)) +
-                                (a.method == method ? 0 : 1) + (a.moe == moe ? 0 : 0.5);
-        if (!best.anchor || distance < best.distance) best = {&a, distance, std::nullopt};
+        if (a.method != method || a.moe != moe) continue;  // like with like, or nothing
+        const double distance = std::abs(std::log(std::max(params_b, 1e-3) / a.params_b));
+        if (distance > std::log(kComparableSizeRatio)) continue;
+        if (!best.anchor || distance < best.distance) best = {&a, distance, std::nullopt, {}};
     }
-    if (best.anchor && best.anchor->observed_gb) best.delta_gb = estimate_gb - *best.anchor->observed_gb;
+    if (best.anchor && best.anchor->observed_gb) best.delta_gb = estimate.peak_gb - *best.anchor->observed_gb;
+    if (best.far_off()) best.differences = differences(*best.anchor, estimate);
     return best;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "accounting/history_store.hpp"
 #include "util/errors.hpp"
 #include "util/strings.hpp"
 
@@ -67,11 +68,25 @@ void add_warnings(Plan& plan, const MachineState& machine, bool budget_given) {
                                 "): the budget is this machine's memory; pass --platform to plan for another");
 }
 
+void apply_history(Plan& plan) {
+    plan.correction.reset();
+    if (!plan.history) return;
+    plan.correction = correction_for(plan, *plan.history);
+    if (!plan.correction) return;
+    Estimate& e = plan.estimate;
+    // The ratio is of whole-run peaks (measured, the formula's max of training and load): both scale.
+    e.train_peak_gb *= plan.correction->ratio;
+    e.load_peak_gb *= plan.correction->ratio;
+    e.peak_gb *= plan.correction->ratio;
+}
+
 void judge_plan(Plan& plan) {
+    apply_history(plan);
     plan.headroom_gb = plan.budget.budget_gb - plan.estimate.peak_gb;
     plan.verdict = judge(plan.headroom_gb, plan.budget.budget_gb, plan.platform.tight_margin);
+    if (plan.correction && plan.correction->oom) plan.verdict = Verdict::does_not_fit;
     plan.anchor = nearest_anchor(default_anchors(), plan.estimate.params_b, plan.model.shape.arch.is_moe(),
-                                 plan.workload.method, plan.estimate.peak_gb);
+                                 plan.workload.method, plan.estimate);
 }
 
 std::string workload_line(const Workload& w) {
@@ -84,14 +99,25 @@ std::string workload_line(const Workload& w) {
     return out.str();
 }
 
+std::string signed_gb(double value) { return (value >= 0 ? "+" : "") + fixed(value, 1) + " GB"; }
+
+std::string differences_text(const AnchorMatch& match) {
+    if (!match.far_off()) return "";
+    if (match.differences.empty()) return "; the anchor publishes no per-term breakdown to say which terms differ";
+    std::vector<std::string> parts;
+    for (const auto& d : match.differences)
+        parts.push_back(d.term + " " + signed_gb(d.delta_gb()) + " (" + fixed(d.plan_gb, 1) + " here, " +
+                        fixed(d.observed_gb, 1) + " observed)");
+    return "; the difference is in " + join(parts, ", ");
+}
+
 std::string anchor_line(const AnchorMatch& match) {
-    if (!match.anchor) return "none (no anchors.toml found)";
     const Anchor& a = *match.anchor;
     std::string line = a.name + ": " + a.description + "; observed " + a.observed;
     if (match.delta_gb) {
         const double pct = 100 * *match.delta_gb / *a.observed_gb;
         line += "; this plan is " + std::string(*match.delta_gb >= 0 ? "+" : "") + fixed(*match.delta_gb, 1) + " GB (" +
-                (pct >= 0 ? "+" : "") + fixed(pct, 0) + "%) from it";
+                (pct >= 0 ? "+" : "") + fixed(pct, 0) + "%) from it" + differences_text(match);
     }
     return line;
 }
@@ -104,6 +130,22 @@ nlohmann::json anchor_json(const AnchorMatch& match) {
                           {"distance", round3(match.distance)}};
     out["observed_gb"] = a.observed_gb ? nlohmann::json(*a.observed_gb) : nlohmann::json(nullptr);
     out["delta_gb"] = match.delta_gb ? nlohmann::json(round3(*match.delta_gb)) : nlohmann::json(nullptr);
+    out["differences"] = nlohmann::json::array();
+    for (const auto& d : match.differences)
+        out["differences"].push_back({{"term", d.term}, {"plan_gb", round3(d.plan_gb)},
+                                      {"observed_gb", d.observed_gb}, {"delta_gb", round3(d.delta_gb())}});
+    return out;
+}
+
+nlohmann::json history_json(const std::optional<HistoryCorrection>& c) {
+    if (!c) return nullptr;
+    nlohmann::json out = {{"runs", c->runs}, {"ratio", round3(c->ratio)}, {"text", describe(*c)}};
+    out["nearest"] = c->runs > 0 ? nlohmann::json{{"time", c->nearest.time}, {"model", c->nearest.model},
+                                                  {"method", c->nearest.method}, {"batch", c->nearest.batch},
+                                                  {"seq", c->nearest.seq}, {"measured_peak_gb", c->nearest.measured_peak_gb}}
+                                 : nlohmann::json(nullptr);
+    out["oom"] = c->oom ? nlohmann::json{{"time", c->oom->time}, {"batch", c->oom->batch}, {"seq", c->oom->seq}}
+                        : nlohmann::json(nullptr);
     return out;
 }
 
@@ -151,7 +193,17 @@ std::string_view name(Verdict verdict) {
 Plan make_plan(const PlanRequest& request) {
     MachineState machine;
     if (!request.budget_gb) machine = read_machine();
-    return make_plan(request, machine);
+    Plan plan = make_plan(request, machine);
+    if (!request.use_history) return plan;
+    HistoryFile history = read_history(history_path());
+    plan.warnings.insert(plan.warnings.end(), history.warnings.begin(), history.warnings.end());
+    return history.runs.empty() ? plan : with_history(plan, std::move(history.runs));
+}
+
+Plan with_history(const Plan& plan, std::vector<HistoryRun> runs) {
+    Plan corrected = plan;
+    corrected.history = std::make_shared<const std::vector<HistoryRun>>(std::move(runs));
+    return replan(corrected, plan.workload);
 }
 
 Plan make_plan(const PlanRequest& request, const MachineState& machine) {
@@ -228,6 +280,7 @@ nlohmann::json to_json(const Plan& plan) {
         {"workload", workload_json(plan.workload)},
         {"platform", plan.platform.name},
         {"budget_source", plan.budget.source},
+        {"params", static_cast<long long>(std::llround(plan.model.shape.params))},
         {"params_b", round3(e.params_b)},
         {"trainable_params", std::round(e.trainable_params)},
         {"weights_gb", round3(e.weights_gb)},
@@ -248,6 +301,7 @@ nlohmann::json to_json(const Plan& plan) {
         {"headroom_gb", round3(plan.headroom_gb)},
         {"verdict", name(plan.verdict)},
         {"nearest_anchor", anchor_json(plan.anchor)},
+        {"history", history_json(plan.correction)},
         {"assumptions", plan.assumptions},
         {"warnings", plan.warnings},
     };
@@ -294,7 +348,8 @@ std::string format_plan(const Plan& plan) {
     row("headroom", plan.headroom_gb,
         plan.budget.budget_gb > 0 ? fixed(100 * plan.headroom_gb / plan.budget.budget_gb, 0) + "% of the budget" : "");
     out << "  verdict                   " << name(plan.verdict) << "\n\n";
-    out << "nearest anchor  " << anchor_line(plan.anchor) << "\n";
+    if (plan.correction) out << "history    " << describe(*plan.correction) << "\n";
+    if (plan.anchor.anchor) out << "nearest anchor  " << anchor_line(plan.anchor) << "\n";
     if (!plan.assumptions.empty()) {
         out << "assumed\n";
         for (const auto& a : plan.assumptions) out << "  - " << a << "\n";

@@ -9,6 +9,7 @@
 //   if (plan.verdict == Verdict::does_not_fit) ...
 //   nlohmann::json report = to_json(plan);
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "accounting/anchors.hpp"
 #include "accounting/estimator.hpp"
+#include "accounting/history.hpp"
 #include "accounting/model_source.hpp"
 #include "accounting/platform.hpp"
 #include "accounting/workload.hpp"
@@ -29,6 +31,7 @@ struct PlanRequest {
     WorkloadSpec workload;
     std::optional<std::string> platform;  // profile name; detected from this machine when absent
     std::optional<double> budget_gb;      // overrides the platform's budget
+    bool use_history = true;              // correct by this machine's measured runs (--no-history: false)
 };
 
 enum class Verdict { fits, tight, does_not_fit };
@@ -45,6 +48,8 @@ struct Plan {
     AnchorMatch anchor;
     std::vector<std::string> assumptions;  // defaults taken and facts inferred, one readable line each
     std::vector<std::string> warnings;
+    std::shared_ptr<const std::vector<HistoryRun>> history;  // this machine's measured runs; null: not used
+    std::optional<HistoryCorrection> correction;              // what they changed: peak scaled, OOM verdict
 
     // The OOM ladder's bf16-LoRA rung is pointless when bf16 weights alone exceed the budget.
     bool bf16_weights_exceed_budget() const { return estimate.bf16_weights_gb > budget.budget_gb; }
@@ -53,8 +58,12 @@ struct Plan {
 // Resolves the model, fills defaults, reads this machine when the budget needs it (meminfo,
 // nvidia-smi), estimates and judges. Throws UsageError for bad input (exit 2).
 Plan make_plan(const PlanRequest& request);
-// The same against given machine readings (tests, and callers that already probed).
+// The same against given machine readings (tests, and callers that already probed); no history.
 Plan make_plan(const PlanRequest& request, const MachineState& machine);
+
+// The plan corrected by measured runs (and kept corrected by replan): the peaks scaled by
+// the nearest runs' measured/estimated ratio, does-not-fit after an OOM at a smaller configuration.
+Plan with_history(const Plan& plan, std::vector<HistoryRun> runs);
 
 // The same model, platform and budget with another workload (the fit search, the OOM ladder).
 Plan replan(const Plan& base, const Workload& workload);

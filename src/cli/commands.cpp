@@ -13,6 +13,7 @@ namespace {
 const std::vector<Command> kCommands = {
     {"run", "supervise a training command: budget check, OOM ladder, telemetry, report", run_main},
     {"plan", "estimate a workload's memory against the budget; --fit finds what fits", plan_main},
+    {"history", "list the runs measured on this machine that correct plan's estimate", history_main},
     {"preflight", "check this machine and the workload before a run; writes env-report.json", preflight_main},
     {"thermal", "sample GPU temperature, power and the memory pool into a CSV until stopped", thermal_main},
     {"diagnose", "classify a finished run's log: out of memory, of which kind, or not", diagnose_main},

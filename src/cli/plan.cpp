@@ -1,6 +1,7 @@
 // sparkguard plan: the memory worksheet for one workload against one budget.
 #include <iostream>
 
+#include "accounting/alternatives.hpp"
 #include "accounting/plan.hpp"
 #include "cli/commands.hpp"
 #include "cli/workload_options.hpp"
@@ -40,18 +41,28 @@ int plan_main(Args args) {
     if (!parsed.positionals().empty()) throw UsageError(parsed.positionals()[0], "unexpected argument (see --help)");
     const PlanRequest request = plan_request_from_args(parsed);
     const Plan plan = make_plan(request);
+    const bool json = parsed.has("json");
     if (!parsed.has("fit")) {
-        if (parsed.has("json")) std::cout << to_json(plan).dump(2) << "\n";
-        else std::cout << format_plan(plan);
+        const auto alternatives = what_would_fit(plan);
+        if (json) {
+            nlohmann::json out = to_json(plan);
+            out["would_fit"] = to_json(alternatives);
+            std::cout << out.dump(2) << "\n";
+        } else {
+            std::cout << format_plan(plan) << (alternatives.empty() ? "" : "\n" + format_alternatives(alternatives));
+        }
         return exit_code(plan.verdict);
     }
     const FitResult fit = fit_search(plan, default_fit_ceiling(plan, request.workload.seq.has_value()));
-    if (parsed.has("json")) {
+    const auto alternatives = fit.found ? std::vector<Alternative>{} : what_would_fit(plan);
+    if (json) {
         nlohmann::json out = to_json(plan);
         out["fit"] = to_json(fit);
+        out["fit"]["would_fit"] = to_json(alternatives);
         std::cout << out.dump(2) << "\n";
     } else {
-        std::cout << format_plan(fit.found ? fit.plan : plan) << "\n" << format_fit(fit);
+        std::cout << format_plan(fit.found ? fit.plan : plan) << "\n" << format_fit(fit)
+                  << (alternatives.empty() ? "" : "\n" + format_alternatives(alternatives));
     }
     return fit.found ? kExitOk : kExitBlocked;
 }

@@ -54,6 +54,7 @@ void apply(const ParsedArgs& args, PlanRequest& r) {
     if (auto text = args.get("lora-targets")) w.lora_targets = parse_targets(*text);
     if (args.has("platform")) r.platform = *args.get("platform");
     if (auto v = args.get_double("budget-gb", 0.001, 1e6)) r.budget_gb = *v;
+    if (args.has("no-history")) r.use_history = false;
 }
 
 // One TOML value as the command-line words that say the same thing.
@@ -99,6 +100,7 @@ const std::vector<OptionSpec>& workload_options() {
         {"loss", "L", "full (HF Trainer/TRL, default) | chunked (torchtune) | fused (Liger, Unsloth)"},
         {"platform", "NAME", "platform profile (dgx-spark, gpu-24gb, ...); detected when absent"},
         {"budget-gb", "N", "memory budget in GB instead of reading the machine"},
+        {"no-history", "", "do not correct the estimate by the runs measured on this machine"},
         {"workload", "FILE", "TOML file with the same keys as these flags; flags override it"},
     };
     return specs;

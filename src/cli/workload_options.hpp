@@ -14,7 +14,7 @@ namespace sg::cli {
 
 // The option table: --model, --params, --method, --weight-dtype, --optimizer, --batch, --seq,
 // --grad-accum, --[no-]grad-ckpt, --[no-]flash-attn, --lora-r, --lora-targets, --lora-dropout,
-// --loss, --platform, --budget-gb, --workload.
+// --loss, --platform, --budget-gb, --no-history, --workload.
 const std::vector<OptionSpec>& workload_options();
 
 // Builds the request from parsed flags (and the --workload file they name). Throws UsageError

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accounting/alternatives.hpp"
+#include "accounting/history_store.hpp"
 #include "ladder/argument_errors.hpp"
 #include "ladder/checkpoints.hpp"
 #include "ladder/knobs.hpp"
@@ -181,7 +183,9 @@ public:
     std::optional<int> check_budget(accounting::Plan plan) {
         if (options_.fit) {
             auto fitted = fitted_config(plan, config_);
-            if (!fitted) return finish("blocked", kExitBlocked, "--fit: no packing length and batch fit the budget");
+            if (!fitted)
+                return finish("blocked", kExitBlocked, "--fit: no packing length and batch fit the budget" +
+                                                           accounting::alternatives_sentence(accounting::what_would_fit(plan)));
             spdlog::info("--fit: starting from {}", describe(*fitted));
             config_ = *fitted;
             plan = accounting::replan(plan, workload_for(plan.workload, config_));
@@ -257,7 +261,9 @@ public:
                 throw;
             }
             log_.flush();
-            if (int code = end_attempt(record, exit); code >= 0) return code;
+            const int code = end_attempt(record, exit);
+            remember(record);
+            if (code >= 0) return code;
         }
     }
 
@@ -487,6 +493,14 @@ private:
         return std::any_of(recent_.begin(), recent_.end(), [](const MemorySample& s) {
             return s.total > 0 && s.available < kPressureFraction * s.total;
         });
+    }
+
+    // This machine's history keeps what the attempt measured against what its plan estimated.
+    void remember(const AttemptRecord& record) {
+        if (!plan_ || record.outcome == "interrupted") return;
+        const auto plan = accounting::replan(*plan_, workload_for(plan_->workload, record.config));
+        if (auto problem = accounting::record_attempt(plan, record.measured, record.outcome == "oom", record.last_step, profile_.name))
+            spdlog::warn("history not written: {}", *problem);
     }
 
     // Returns the exit code when the run is over, -1 to go on with the next attempt.

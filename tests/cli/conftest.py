@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,8 +19,9 @@ CGROUP_V1 = Path("/sys/fs/cgroup/memory")
 
 
 def base_env(**extra):
+    """The environment of a test run, with a history of measured runs of its own (XDG_STATE_HOME)."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1", SPARKGUARD_PROFILES=str(SOURCE / "profiles"),
-               PATH=f"{SOURCE / 'tests' / 'fakes'}:{os.environ['PATH']}")
+               PATH=f"{SOURCE / 'tests' / 'fakes'}:{os.environ['PATH']}", XDG_STATE_HOME=tempfile.mkdtemp(prefix="sg-state-"))
     env.update(extra)
     return env
 

@@ -3,6 +3,7 @@ import json
 import os
 import struct
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ TINY = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_a
 
 def run(*args, env=None, fake_gpu="a100-80"):
     full_env = dict(os.environ, PATH=f"{FAKES}:{os.environ['PATH']}", SPARKGUARD_FAKE_GPU=fake_gpu,
-                    SPARKGUARD_PROFILES=str(SOURCE / "profiles"))
+                    SPARKGUARD_PROFILES=str(SOURCE / "profiles"), XDG_STATE_HOME=tempfile.mkdtemp(prefix="sg-state-"))
     full_env.update(env or {})
     return subprocess.run([BINARY, "plan", *args], capture_output=True, text=True, env=full_env, timeout=60)
 
@@ -72,7 +73,7 @@ def test_catalog_name_prints_every_term_and_the_assumptions():
 
 
 def test_json_has_the_documented_keys_and_consistent_totals():
-    data, code = plan_json("--model", "qwen2.5-7b", "--method", "qlora", "--platform", "gpu-24gb")
+    data, code = plan_json("--model", "qwen2.5-7b", "--method", "lora", "--platform", "gpu-24gb")
     assert code == 0
     for key in REQUIRED_KEYS:
         assert key in data
@@ -133,6 +134,25 @@ def test_moe_model_keeps_all_experts_resident():
     data, _ = plan_json("--model", "mixtral-8x7b", "--method", "qlora", "--platform", "gpu-48gb")
     assert data["model"]["moe"] is True
     assert data["params_b"] == pytest.approx(46.7, abs=0.2)
+
+
+def test_json_carries_the_exact_parameter_count(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(TINY))
+    write_safetensors(tmp_path / "model.safetensors", tiny_tensors())
+    data, _ = plan_json("--model", str(tmp_path), "--budget-gb", "10")
+    h, f, v, kv = 64, 128, 1000, 32
+    exact = 2 * v * h + h + 2 * (2 * h * h + 2 * kv * h + 3 * f * h + 2 * h)
+    assert isinstance(data["params"], int) and data["params"] == exact
+    assert data["params_b"] == round(exact / 1e9, 3)
+
+
+def test_no_comparable_anchor_means_no_anchor_line():
+    moe, _ = plan_json("--model", "mixtral-8x7b", "--method", "lora", "--platform", "gpu-80gb")
+    assert moe["nearest_anchor"] is None  # the only MoE anchor is QLoRA: not held against a dense one
+    full = run("--model", "qwen2.5-0.5b", "--method", "full", "--platform", "gpu-24gb")
+    assert full.returncode == 0 and "nearest anchor" not in full.stdout
+    dense_qlora, _ = plan_json("--model", "llama-3.3-70b", "--method", "qlora", "--platform", "dgx-spark")
+    assert dense_qlora["nearest_anchor"]["name"] == "spark-70b-qlora"
 
 
 def test_fit_finds_packing_then_batch():
@@ -224,3 +244,27 @@ def test_a_prequantised_name_plans_qlora_on_its_base_architecture(name, base):
     original, _ = plan_json("--model", base, "--method", "qlora", "--budget-gb", "100")
     assert data["params_b"] == original["params_b"]
     assert data["load_peak_gb"] < original["load_peak_gb"]  # it maps the 4-bit checkpoint, not the bf16 one
+
+
+def test_when_nothing_fits_it_lists_what_would_each_with_its_peak():
+    text = run("--model", "llama-3.1-8b", "--method", "full", "--platform", "gpu-24gb", "--fit")
+    assert text.returncode == 3 and "nothing fits" in text.stdout
+    listed = text.stdout.split("what would fit, best first:\n", 1)[1].splitlines()
+    assert listed[0].split()[:2] == ["--method", "qlora"] and "peak" in listed[0]
+    data, code = plan_json("--model", "llama-3.1-8b", "--method", "full", "--platform", "gpu-24gb", "--fit")
+    alternatives = data["fit"]["would_fit"]
+    assert [a["change"] for a in alternatives] == ["--method qlora", "--method lora --seq 1344"]
+    for a in alternatives:  # each one, planned as written, fits with the peak it was listed with
+        flags = {"--model": "llama-3.1-8b", "--method": "full", "--platform": "gpu-24gb"}
+        words = a["change"].split()
+        flags.update(zip(words[::2], words[1::2]))
+        again, code = plan_json(*[word for pair in flags.items() for word in pair])
+        assert code == 0 and again["verdict"] == "fits"
+        assert again["peak_gb"] == pytest.approx(a["peak_gb"], abs=0.01)
+
+
+def test_a_plan_that_does_not_fit_says_what_would():
+    data, code = plan_json("--model", "llama-3.1-8b", "--method", "full", "--platform", "gpu-80gb")
+    assert code == 3 and data["would_fit"][0]["change"] == "--optimizer adamw-8bit"
+    fits, code = plan_json("--model", "llama-3.1-8b", "--method", "qlora", "--platform", "gpu-80gb")
+    assert code == 0 and fits["would_fit"] == []

@@ -209,3 +209,10 @@ def test_a_profile_can_teach_sparkguard_its_trainers_progress_lines(tmp_path):
     result = sparkguard("run", "--run-dir", tmp_path / "run", "--profile", "mine", "--", trainer, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     assert read_report(tmp_path / "run")["attempts"][0]["last_step"] == 7
+
+
+def test_run_fit_that_finds_nothing_says_what_would_fit(tmp_path):
+    result = sparkguard("run", "--fit", "--params", "20B", "--budget-gb", "24", "--", "/bin/true", cwd=tmp_path)
+    assert result.returncode == 3
+    stderr = result.stderr.decode()
+    assert "--fit: no packing length and batch fit the budget; what would fit, best first: --method qlora (peak" in stderr

@@ -158,3 +158,65 @@ TEST_CASE("to_json carries every key the run and preflight commands read", "[pla
         CHECK(json.contains(key));
     CHECK(json["verdict"] == "fits");
 }
+
+namespace {
+
+Anchor anchor_of(const std::string& name, double params_b, bool moe, Method method, double observed_gb) {
+    Anchor a;
+    a.name = name;
+    a.params_b = params_b;
+    a.moe = moe;
+    a.method = method;
+    a.observed_gb = observed_gb;
+    return a;
+}
+
+Estimate estimate_of(double weights, double activations) {
+    Estimate e;
+    e.weights_gb = weights;
+    e.activations_gb = activations;
+    e.peak_gb = weights + activations;
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("anchors compare like with like, and say nothing when none is comparable", "[plan][anchors]") {
+    const std::vector<Anchor> anchors = {anchor_of("dense-qlora-70b", 70, false, Method::qlora, 40),
+                                         anchor_of("dense-full-8b", 8, false, Method::full, 60)};
+    const Estimate e = estimate_of(30, 10);
+    CHECK(nearest_anchor(anchors, 70, false, Method::qlora, e).anchor->name == "dense-qlora-70b");
+    CHECK_FALSE(nearest_anchor(anchors, 70, true, Method::qlora, e).anchor);   // MoE against dense
+    CHECK_FALSE(nearest_anchor(anchors, 8, false, Method::qlora, e).anchor);   // QLoRA against full
+    CHECK_FALSE(nearest_anchor(anchors, 70, false, Method::full, e).anchor);   // 70B against 8B
+    CHECK_FALSE(nearest_anchor(anchors, 8, false, Method::lora, e).anchor);    // no LoRA anchor at all
+}
+
+TEST_CASE("an anchor over 20% away names the terms that make the difference", "[plan][anchors]") {
+    Anchor a = anchor_of("card", 7, false, Method::lora, 30);
+    a.terms = {{"weights", 15}, {"activations", 12}, {"overhead", 3}};
+    const std::vector<Anchor> anchors = {a};
+    const AnchorMatch close = nearest_anchor(anchors, 7, false, Method::lora, estimate_of(15, 13));
+    CHECK_FALSE(close.far_off());
+    CHECK(close.differences.empty());
+    const AnchorMatch far = nearest_anchor(anchors, 7, false, Method::lora, estimate_of(15.5, 24));
+    REQUIRE(far.far_off());
+    REQUIRE(far.differences.size() == 3);
+    CHECK(far.differences[0].term == "activations");
+    CHECK(far.differences[0].delta_gb() == Approx(12));
+    CHECK(far.differences[1].term == "overhead");  // 0 here, 3 observed
+    CHECK(far.differences[2].term == "weights");
+}
+
+TEST_CASE("the Qwen-7B anchor on a 32 GB card says which terms a larger batch grows", "[plan][anchors]") {
+    PlanRequest r = request("qwen2.5-7b", Method::lora, "gpu-32gb");
+    r.workload.batch = 8;
+    r.workload.seq = 4096;
+    const Plan plan = make_plan(r, kNoMachine);
+    REQUIRE(plan.anchor.anchor);
+    CHECK(plan.anchor.anchor->name == "card32-qwen7b-lora");
+    REQUIRE(plan.anchor.far_off());
+    REQUIRE_FALSE(plan.anchor.differences.empty());
+    CHECK(plan.anchor.differences[0].term == "activations");
+    CHECK(format_plan(plan).find("the difference is in activations") != std::string::npos);
+}
