@@ -26,5 +26,6 @@ int diagnose_main(Args args);
 int preflight_main(Args args);
 int thermal_main(Args args);
 int report_main(Args args);
+int drop_caches_main(Args args);
 
 }  // namespace sg::cli

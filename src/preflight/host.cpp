@@ -196,10 +196,4 @@ DiskReading read_checkpoint_disk(const std::vector<std::string>& command) {
     return disk;
 }
 
-std::string drop_caches_blocker() {
-    if (::geteuid() != 0) return "not root: cannot write /proc/sys/vm/drop_caches";
-    if (::access("/proc/sys/vm/drop_caches", W_OK) != 0) return "/proc/sys/vm/drop_caches is not writable here (a container?)";
-    return "";
-}
-
 }  // namespace sg::preflight

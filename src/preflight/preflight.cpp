@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "supervise/drop_caches.hpp"
 #include "telemetry/gpu_source.hpp"
 #include "telemetry/throttle_detector.hpp"
 #include "util/clock.hpp"
@@ -91,7 +92,7 @@ PreflightReadings read_preflight(const PreflightRequest& request) {
     r.container = judge_container(read_container_evidence());
     r.cluster = read_cluster_settings(request.command, environment(), read_configs(request.command));
     r.disk = read_checkpoint_disk(request.command);
-    r.drop_caches_blocker = drop_caches_blocker();
+    r.drop_caches_blocker = sg::drop_caches_blocker();
     if (names_a_workload(request.workload)) {
         r.plan = accounting::make_plan(*request.workload, r.machine);
         r.budget = r.plan->budget;

@@ -1,6 +1,5 @@
 #include "supervise/supervisor.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "report/run_dir.hpp"
 #include "report/run_report.hpp"
 #include "report/train_log.hpp"
+#include "supervise/drop_caches.hpp"
 #include "supervise/executable.hpp"
 #include "supervise/prelaunch.hpp"
 #include "supervise/process_tree.hpp"
@@ -58,18 +58,6 @@ std::string signal_name(int sig) {
         case SIGKILL: return "SIGKILL";
         default: return "signal " + std::to_string(sig);
     }
-}
-
-// sync, then 3 into drop_caches: page cache and slab go back to the pool.
-Status drop_caches() {
-    ::sync();
-    int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return make_error("/proc/sys/vm/drop_caches: " + errno_text(errno));
-    bool ok = ::write(fd, "3\n", 2) == 2;
-    int saved = errno;
-    ::close(fd);
-    if (!ok) return make_error("/proc/sys/vm/drop_caches: " + errno_text(saved));
-    return Ok{};
 }
 
 TrainConfig starting_config(const RunOptions& o, const CommandKnobs& knobs) {
@@ -276,9 +264,11 @@ private:
         record.config = config_;
         if (plan_) record.measured["estimated_peak_gb"] = accounting::replan(*plan_, workload_for(plan_->workload, config_)).estimate.peak_gb;
         if (config_.drop_caches) {
-            auto dropped = drop_caches();
-            record.notes.push_back(dropped ? "page cache dropped before launch" : "drop caches failed: " + dropped.error().message);
-            events_.write("drop-caches", {{"attempt", record.n}, {"ok", bool(dropped)}});
+            const DropCachesResult dropped = drop_caches();
+            record.notes.push_back(dropped.ok ? "page cache dropped before launch (" + dropped.how + ")"
+                                              : "drop caches failed: " + dropped.error);
+            events_.write("drop-caches", {{"attempt", record.n}, {"ok", dropped.ok}, {"how", dropped.how},
+                                          {"error", dropped.ok ? json() : json(dropped.error)}});
         }
         std::optional<std::string> resume_from = find_resume_point(record);
         LaunchCommand command = render_command(profile_, options_.command, {config_, resume_from, options_.output_dir});
@@ -595,7 +585,7 @@ private:
 
     LadderFacts facts() const {
         LadderFacts f;
-        f.drop_caches_why_not = preflight::drop_caches_blocker();
+        f.drop_caches_why_not = drop_caches_blocker();
         f.can_drop_caches = f.drop_caches_why_not.empty();
         f.profile_name = profile_.name;
         f.has_seq_knob = knob_reaches_trainer(profile_, Knob::seq_len, options_.command);
