@@ -78,6 +78,10 @@ std::string platform_name(const accounting::PlatformProfile& profile, const acco
     return profile.unified ? profile.name : "generic-nvidia";
 }
 
+bool is_unified_platform(std::string_view platform) {
+    return !platform.empty() && platform != "cpu-only" && platform != "generic-nvidia";
+}
+
 PreflightReadings read_preflight(const PreflightRequest& request) {
     PreflightReadings r;
     r.machine = accounting::read_machine();

@@ -73,5 +73,7 @@ std::string format_env_report(const nlohmann::json& report);
 
 // "dgx-spark" for the unified GB10 platform, "generic-nvidia" for other GPUs, "cpu-only" for none.
 std::string platform_name(const accounting::PlatformProfile& profile, const accounting::MachineState& machine);
+// Whether env-report.json's platform (platform_name's) is a unified-memory one.
+bool is_unified_platform(std::string_view platform);
 
 }  // namespace sg::preflight

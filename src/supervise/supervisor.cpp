@@ -22,6 +22,7 @@
 #include "report/train_log.hpp"
 #include "supervise/drop_caches.hpp"
 #include "supervise/executable.hpp"
+#include "supervise/memory_guard_probe.hpp"
 #include "supervise/prelaunch.hpp"
 #include "supervise/process_tree.hpp"
 #include "supervise/session.hpp"
@@ -49,6 +50,7 @@ constexpr double kGB = 1e9;
 constexpr double kPressureFraction = 0.05;  // MemAvailable under 5% of the pool is memory pressure
 constexpr std::uint64_t kTickWindow = 64 * 1024;         // train.log read per tick for steps, at most
 constexpr std::uint64_t kJudgedTail = 64 * 1024 * 1024;  // train.log read at a death, at most
+constexpr int kTrainerOomScoreAdj = 500;  // the kernel's OOM killer takes the trainer, never sparkguard
 
 std::string signal_name(int sig) {
     switch (sig) {
@@ -192,6 +194,7 @@ public:
 
     int run() {
         start_telemetry();
+        start_memory_guard();
         while (true) {
             if (auto sig = session_.received_signal()) return finish("interrupted", 128 + *sig, "stopped by " + signal_name(*sig) + " before the next launch");
             if (auto used_up = attempts_used_up()) return *used_up;
@@ -278,7 +281,13 @@ private:
         record.env = command.env;
         record.resumed_from = resume_from;
         record.started = rfc3339_now();
-        spec_ = AttemptSpec{command.argv, command.env, options_.grace_seconds, options_.tick_seconds};
+        spec_ = AttemptSpec{};
+        spec_.argv = command.argv;
+        spec_.env = command.env;
+        spec_.grace_seconds = options_.grace_seconds;
+        spec_.tick_seconds = options_.tick_seconds;
+        spec_.oom_score_adj = kTrainerOomScoreAdj;
+        arm_memory_guard(record.n);
 
         steps_ = std::make_unique<telemetry::StepTracker>(step_patterns_);
         step_offsets_.clear();
@@ -404,6 +413,7 @@ private:
         record.last_step = steps_->last_step();
         record.measured["peak_pool_used_gb"] = peak_used_ / kGB;
         record.measured["peak_trainer_rss_gb"] = peak_rss_ / kGB;
+        if (guard_) record.measured["memory_guard"] = guard_->measured();
         events_.write("exit", {{"attempt", record.n}, {"exit_code", exit.exit_code}, {"died", exit.died_at},
                                {"last_step", record.last_step ? json(*record.last_step) : json()}});
 
@@ -413,6 +423,7 @@ private:
                           "stopped by " + signal_name(*exit.forwarded_signal) + "; the trainer's tree was stopped");
         }
         if (stall_ && exit.stopped_on_request) return end_stalled(record);
+        if (guard_ && guard_->fired()) return end_guarded(record);
         if (exit.exit_code == 0 && !exit.term_signal) {
             record.outcome = "succeeded";
             return finish("succeeded", kExitOk, "succeeded on attempt " + std::to_string(record.n));
@@ -550,6 +561,41 @@ private:
         return -1;
     }
 
+    // The memory guard's floor for the whole run: --memory-floor, else the platform's default.
+    void start_memory_guard() {
+        auto mem = read_meminfo();
+        memory_floor_ = oom::resolve_floor(options_.memory_floor, preflight::is_unified_platform(platform_), mem ? mem->total : 0);
+        if (!memory_floor_) return;
+        const std::string locked = lock_own_memory();
+        spdlog::info("memory guard: the trainer is killed when MemAvailable stays under {} GB (sparkguard's memory {})",
+                     fixed(*memory_floor_ / kGB, 2), locked);
+    }
+
+    void arm_memory_guard(int attempt) {
+        guard_.reset();
+        if (!memory_floor_) return;
+        MemoryGuardProbe::Hooks hooks{[this](const std::string& reason) { session_.kill_now(reason); },
+                                      [this]() -> std::optional<std::string> {
+                                          if (!watch_) return std::nullopt;
+                                          watch_->poll();
+                                          return watch_->nvrm_no_memory();
+                                      }};
+        guard_ = std::make_unique<MemoryGuardProbe>(oom::guard_settings(*memory_floor_), events_, attempt, std::move(hooks));
+        spec_.sampler = [this] { return guard_->sample(); };
+        spec_.sampler_wake_fd = guard_->wake_fd();
+    }
+
+    int end_guarded(AttemptRecord& record) {
+        oom::Verdict verdict;
+        verdict.oom = true;
+        verdict.kind = oom::Kind::memory_guard;
+        verdict.phase = steps_->training_started() ? oom::Phase::train : oom::Phase::load;
+        verdict.confidence = oom::Confidence::certain;
+        verdict.evidence = guard_->evidence();
+        verdict.reason = "sparkguard's memory guard killed the trainer before the pool ran dry";
+        return record_oom(record, verdict);
+    }
+
     int climb() {
         auto step = ladder_.next(config_, facts());
         if (auto* exhausted = std::get_if<LadderExhausted>(&step)) {
@@ -666,6 +712,8 @@ private:
     std::uint64_t scanned_to_ = 0;            // how far the step tracker has read train.log
     std::deque<std::uint64_t> step_offsets_;  // where the latest two step changes were read
     std::optional<Stall> stall_;
+    std::optional<double> memory_floor_;         // bytes; none: the guard is off
+    std::unique_ptr<MemoryGuardProbe> guard_;    // this attempt's
     std::optional<std::pair<long long, double>> first_step_;  // (step, time) first seen this attempt
     std::optional<double> steps_per_second_;
     std::unique_ptr<StatusLine> status_;

@@ -131,7 +131,10 @@ def test_every_file_of_the_run_directory_is_documented_and_no_other(page):
 
 
 def test_every_event_in_events_jsonl_is_documented(page):
-    written = set(re.findall(r'events_\.write\("([a-z-]+)"', source_text("supervise/supervisor.cpp")))
+    written = set()
+    for cpp in (SRC / "supervise").glob("*.cpp"):
+        written |= set(re.findall(r'events_\.write(?:_durable)?\("([a-z-]+)"', cpp.read_text()))
+    assert "memory-low" in written
     written |= set(re.findall(r'\{"([a-z-]+)", std::move\(fields\)\}', source_text("telemetry/throttle_detector.cpp")))
     assert {"launch", "oom", "end", "power-cap", "throttle"} <= written
     body = dict(page["FILES"].subsections["The run directory"].tags())["events.jsonl"]
