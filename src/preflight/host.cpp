@@ -196,4 +196,10 @@ DiskReading read_checkpoint_disk(const std::vector<std::string>& command) {
     return disk;
 }
 
+std::optional<double> read_shm_size() {
+    struct statvfs st {};
+    if (::statvfs("/dev/shm", &st) != 0) return std::nullopt;
+    return static_cast<double>(st.f_blocks) * static_cast<double>(st.f_frsize);
+}
+
 }  // namespace sg::preflight

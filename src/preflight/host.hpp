@@ -68,4 +68,9 @@ struct DiskReading {
 // The output directory the trainer's profile reads from the command, else the current directory.
 DiskReading read_checkpoint_disk(const std::vector<std::string>& command);
 
+// --- /dev/shm ----------------------------------------------------------------------------------
+
+// How large /dev/shm may grow, in bytes; nullopt when it is not mounted.
+std::optional<double> read_shm_size();
+
 }  // namespace sg::preflight

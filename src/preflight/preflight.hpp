@@ -50,6 +50,7 @@ struct PreflightReadings {
     ClusterSettings cluster;
     DiskReading disk;
     std::string drop_caches_blocker;
+    std::optional<double> shm_size;     // bytes /dev/shm may grow to
     std::optional<accounting::Plan> plan;
     accounting::Budget budget;          // the plan's, or the platform's without one
 };
