@@ -88,3 +88,11 @@ def test_memory_floor_zero_turns_the_guard_off_and_bad_floors_are_usage_errors(t
     for bad in ("6GB", "-1", "100%"):
         result = sparkguard("run", "--memory-floor", bad, "--", "true", cwd=tmp_path)
         assert result.returncode == 2 and b"--memory-floor" in result.stderr, (bad, result.stderr)
+
+
+def test_the_trainers_tree_runs_with_a_raised_oom_score_adj(tmp_path):
+    """So that the kernel's OOM killer, if it acts, takes the trainer and never sparkguard."""
+    result = sparkguard("run", "--run-dir", tmp_path / "run", "--", "/bin/sh", "-c",
+                        "cat /proc/self/oom_score_adj; sh -c 'cat /proc/self/oom_score_adj'", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert result.stdout.split() == [b"500", b"500"]
