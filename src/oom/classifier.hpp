@@ -46,6 +46,7 @@ enum class Kind {
     sigkill_probable,     // SIGKILL with no kernel record to confirm it: probably the OOM killer
     memory_stall,         // a hang with memory evidence; decided by the supervisor, never by Classifier
     memory_guard,         // sparkguard's memory guard killed it: MemAvailable under the floor (supervisor)
+    host_lost_memory,     // the host died during the attempt with the pool nearly dry, or twice (--resume-run)
 };
 std::string_view kind_name(Kind kind);
 std::optional<Kind> kind_from_name(std::string_view name);

@@ -22,6 +22,7 @@
 #include "report/train_log.hpp"
 #include "supervise/drop_caches.hpp"
 #include "supervise/executable.hpp"
+#include "supervise/lost_host.hpp"
 #include "supervise/memory_guard_probe.hpp"
 #include "supervise/prelaunch.hpp"
 #include "supervise/process_tree.hpp"
@@ -98,8 +99,9 @@ public:
         if (step_patterns_.empty()) step_patterns_ = telemetry::default_step_patterns();
     }
 
-    // For --resume-run: the state a killed sparkguard left behind.
-    void restore(const json& state, RunReport report) {
+    // For --resume-run: the state a killed sparkguard left behind. An exit code when that ends the
+    // run (the host was lost and the ladder has no rung left).
+    std::optional<int> restore(const json& state, RunReport report) {
         config_ = train_config_from_json(state.at("config"));
         ladder_ = Ladder(options_.ladder, state.at("ladder_position").get<size_t>());
         if (state.contains("bf16_exceeds_budget") && state["bf16_exceeds_budget"].is_string())
@@ -107,6 +109,7 @@ public:
         if (state.contains("pending_rung") && state["pending_rung"].is_string())
             pending_rung_ = parse_rung(state["pending_rung"].get<std::string>());
         report_ = std::move(report);
+        if (auto ended = judge_lost_host(state)) return ended;
         for (auto& attempt : report_.attempts)
             if (attempt.outcome == "running") {
                 attempt.outcome = "interrupted";
@@ -116,6 +119,40 @@ public:
         report_.exit_code.reset();
         events_.write("resume-run", {{"attempts_so_far", report_.attempts.size()}, {"config", to_json(config_)}});
         note("resuming the run after sparkguard was stopped; next: " + describe(config_));
+        return std::nullopt;
+    }
+
+    // --resume-run on another boot: the attempt still marked running died with the host.
+    std::optional<int> judge_lost_host(const json& state) {
+        const std::string boot = state.value("boot_id", "");
+        if (boot.empty() || boot_id_.empty() || boot == boot_id_ || report_.attempts.empty()) return std::nullopt;
+        AttemptRecord& lost = report_.attempts.back();
+        if (lost.outcome != "running") return std::nullopt;
+        oom::HostLossFacts facts = read_host_loss_facts(dir_, lost.n);
+        if (state.contains("memory_floor_bytes") && state["memory_floor_bytes"].is_number())
+            facts.warning_gb = 2 * state["memory_floor_bytes"].get<double>() / kGB;
+        facts.earlier_losses = static_cast<int>(std::count_if(report_.attempts.begin(), report_.attempts.end() - 1, [&](const AttemptRecord& a) {
+            return a.outcome == "host-lost" && to_json(a.config) == to_json(lost.config);
+        }));
+        const oom::HostLossJudgement judged = oom::judge_host_loss(facts);
+        lost.notes.push_back("the host was lost during this attempt (boot " + boot + ", now " + boot_id_ + ")");
+        events_.write("host-lost", {{"attempt", lost.n}, {"previous_boot", boot}, {"memory", judged.memory},
+                                    {"oom", judged.oom}, {"evidence", judged.evidence}});
+        spdlog::warn("attempt {} was lost with the host: {}", lost.n, judged.evidence);
+        if (!judged.oom) {
+            lost.outcome = "host-lost";
+            lost.evidence = judged.evidence;
+            pending_rung_.reset();
+            save();
+            return std::nullopt;
+        }
+        oom::Verdict verdict;
+        verdict.oom = true;
+        verdict.kind = oom::Kind::host_lost_memory;
+        verdict.confidence = oom::Confidence::probable;
+        verdict.evidence = verdict.reason = judged.evidence;
+        const int code = record_oom(lost, verdict);
+        return code >= 0 ? std::optional(code) : std::nullopt;
     }
 
     // --max-attempts counts the attempts the ladder (or --on-hang relaunch) asked for; an attempt
@@ -675,7 +712,9 @@ private:
                       {"config", to_json(config_)},
                       {"ladder_position", ladder_.position()},
                       {"pending_rung", pending_rung_ ? json(to_string(*pending_rung_)) : json()},
-                      {"bf16_exceeds_budget", bf16_exceeds_ ? json(*bf16_exceeds_) : json()}};
+                      {"bf16_exceeds_budget", bf16_exceeds_ ? json(*bf16_exceeds_) : json()},
+                      {"boot_id", boot_id_},
+                      {"memory_floor_bytes", memory_floor_ ? json(*memory_floor_) : json()}};
         if (auto written = write_file_atomic(dir_.state(), state.dump(2) + "\n"); !written)
             spdlog::error("{}", written.error().message);
     }
@@ -714,6 +753,7 @@ private:
     std::optional<Stall> stall_;
     std::optional<double> memory_floor_;         // bytes; none: the guard is off
     std::unique_ptr<MemoryGuardProbe> guard_;    // this attempt's
+    std::string boot_id_ = current_boot_id();    // state.json's: --resume-run on another boot knows the host died
     std::optional<std::pair<long long, double>> first_step_;  // (step, time) first seen this attempt
     std::optional<double> steps_per_second_;
     std::unique_ptr<StatusLine> status_;
@@ -776,7 +816,7 @@ int resume_supervised(const fs::path& run_dir) {
     TrainerProfile profile = find_trainer_profile(state.at("profile").get<std::string>());
     check_executable(options.command);
     Supervisor supervisor(options, dir, std::move(profile));
-    supervisor.restore(state, std::move(report));
+    if (auto ended = supervisor.restore(state, std::move(report))) return *ended;
     return supervisor.run();
 }
 
