@@ -11,7 +11,7 @@ constexpr double kPool = 128 * GB;
 GuardReading at(double time, double available_gb) { return {time, available_gb * GB, kPool}; }
 }  // namespace
 
-TEST_CASE("--memory-floor is decimal GB or a share of MemTotal; 0 is off", "[memory-guard]") {
+TEST_CASE("a memory floor is decimal GB or a share of MemTotal; 0 is off", "[memory-guard]") {
     auto gb = parse_floor("6.5");
     REQUIRE(gb);
     CHECK(gb->bytes(kPool) == Approx(6.5 * GB));
