@@ -199,7 +199,7 @@ Check check_cuda_abi(const TorchReading& torch, const Hardware& hw) {
     return pass(details);
 }
 
-Check check_memory(const std::optional<MemInfo>& mem, bool unified, std::optional<double> shm_size) {
+Check check_memory(const std::optional<MemInfo>& mem, bool unified, std::optional<double> shm_size, bool gpu_in_pool) {
     if (!mem) return skip("/proc/meminfo could not be read");
     const MemInfo& m = *mem;
     json details = {{"total_gb", m.total / kGB},          {"available_gb", m.available / kGB},
@@ -214,10 +214,10 @@ Check check_memory(const std::optional<MemInfo>& mem, bool unified, std::optiona
     if (m.hugepages_total > 0)
         concerns.push_back(fixed(m.hugepages_total / kGB, 1) + "GB reserved as huge pages (" + fixed(m.hugepages_free / kGB, 1) + "GB of them free)");
     if (shm_size) details["dev_shm_gb"] = *shm_size / kGB;
-    if (unified && shm_size && m.total > 0 && *shm_size > kShmShareWarn * m.total)
+    if (gpu_in_pool && shm_size && m.total > 0 && *shm_size > kShmShareWarn * m.total)
         concerns.push_back("/dev/shm may grow to " + fixed(*shm_size / kGB, 0) + "GB (" + fixed(100 * *shm_size / m.total, 0) +
                            "% of the pool), carved from the same unified memory the GPU uses");
-    if (unified && m.swap_total > 0)
+    if (gpu_in_pool && m.swap_total > 0)
         concerns.push_back(fixed(m.swap_total / kGB, 1) + "GB of swap on unified memory (the GPU's allocations cannot swap; "
                            "swapping the rest stalls the host before the pool reads as exhausted)");
     if (concerns.empty()) return pass(details);

@@ -114,7 +114,7 @@ std::map<std::string, Check> run_checks(const PreflightReadings& r) {
     checks["hardware"] = check_hardware(r.hardware);
     checks["hardware"].details["gpu_telemetry"] = r.gpu_telemetry;
     checks["G1"] = check_cuda_abi(r.torch, r.hardware);
-    checks["G3"] = check_memory(r.machine.meminfo, unified, r.shm_size);
+    checks["G3"] = check_memory(r.machine.meminfo, unified, r.shm_size, unified && local_gpus > 0);
     checks["G4"] = check_gpu_now(r.gpus_now, r.gpu_telemetry_problem,
                                  telemetry::detector_settings(r.profile.name).platform_cap_w);
     checks["G6"] = check_tenants(r.tenants, r.tenants_problem);
