@@ -44,9 +44,10 @@ PlatformProfile choose_platform(const PlanRequest& request, const MachineState& 
     return detected;
 }
 
-Verdict judge(double headroom, double budget, double margin) {
+// Tight: little headroom, or only by eating the memory guard's floor (a run would be stopped).
+Verdict judge(double headroom, double budget, double margin, double floor) {
     if (headroom < 0) return Verdict::does_not_fit;
-    if (headroom < margin * budget) return Verdict::tight;
+    if (headroom < std::max(margin * budget, floor)) return Verdict::tight;
     return Verdict::fits;
 }
 
@@ -56,6 +57,10 @@ void add_warnings(Plan& plan, const MachineState& machine, bool budget_given) {
         plan.warnings.push_back(fixed(std::min(e.peak_gb - plan.budget.free_gb, plan.budget.page_cache_gb), 1) +
                                 " GB of this plan is now page cache, which the GPU side may not reclaim: drop caches "
                                 "before launching (sync; echo 3 > /proc/sys/vm/drop_caches, as root)");
+    const double floor = plan.budget.guard_floor_gb;
+    if (plan.verdict == Verdict::tight && plan.headroom_gb < floor)
+        plan.warnings.push_back("fits only by eating the memory guard's floor (" + gb(floor) + " of MemAvailable kept free, "
+                                "5% of the pool): sparkguard run would stop it near the peak");
     if (e.load_peak_gb > e.train_peak_gb)
         plan.warnings.push_back("loading is the peak (" + gb(e.load_peak_gb) +
                                 "): the mapped checkpoint and the resident copy coexist while the model loads");
@@ -83,7 +88,7 @@ void apply_history(Plan& plan) {
 void judge_plan(Plan& plan) {
     apply_history(plan);
     plan.headroom_gb = plan.budget.budget_gb - plan.estimate.peak_gb;
-    plan.verdict = judge(plan.headroom_gb, plan.budget.budget_gb, plan.platform.tight_margin);
+    plan.verdict = judge(plan.headroom_gb, plan.budget.budget_gb, plan.platform.tight_margin, plan.budget.guard_floor_gb);
     if (plan.correction && plan.correction->oom) plan.verdict = Verdict::does_not_fit;
     plan.anchor = nearest_anchor(default_anchors(), plan.estimate.params_b, plan.model.shape.arch.is_moe(),
                                  plan.workload.method, plan.estimate);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "oom/memory_guard.hpp"
 #include "util/errors.hpp"
 #include "util/paths.hpp"
 #include "util/strings.hpp"
@@ -42,6 +43,7 @@ bool gpu_named(const PlatformProfile& p, const MachineState& m) {
 Budget unified_budget(const PlatformProfile& p, const MachineState& m) {
     const bool this_machine = m.meminfo && (p.memory_gb == 0 || gpu_named(p, m) || close_to(m.meminfo->total / kGB, p.memory_gb));
     Budget b;
+    b.guard_floor_gb = *oom::resolve_floor(std::nullopt, true, this_machine ? m.meminfo->total : p.memory_gb * kGB) / kGB;
     if (!this_machine) {
         b.budget_gb = p.memory_gb - p.reserve_gb;
         b.source = p.name + " profile: " + fixed(p.memory_gb, 0) + " GB pool - " + fixed(p.reserve_gb, 1) + " GB OS/driver reserve";

@@ -36,6 +36,7 @@ struct Budget {
     std::string source;                  // how it was computed, in words
     double page_cache_gb = 0;            // reclaimable page cache inside the budget (unified, read from meminfo)
     double free_gb = 0;                  // memory free without dropping caches (unified)
+    double guard_floor_gb = 0;           // the memory guard's default floor (unified): headroom a plan must keep
 };
 
 // Parses one profile; unknown keys and bad values throw UsageError with FILE:LINE:COLUMN.

@@ -18,6 +18,7 @@ const std::vector<Command> kCommands = {
     {"thermal", "sample GPU temperature, power and the memory pool into a CSV until stopped", thermal_main},
     {"diagnose", "classify a finished run's log: out of memory, of which kind, or not", diagnose_main},
     {"report", "summarise a run directory; --svg draws the night as a timeline", report_main},
+    {"drop-caches", "sync, then drop the page cache (as root; run uses it through sudo -n)", drop_caches_main},
 };
 
 void print_usage(std::ostream& out) {
@@ -26,7 +27,7 @@ void print_usage(std::ostream& out) {
            "relaunches it down an OOM ladder when it runs out of memory, and records telemetry.\n\n"
            "commands:\n";
     for (const auto& command : kCommands)
-        out << "  " << command.name << std::string(12 - command.name.size(), ' ') << command.summary << "\n";
+        out << "  " << command.name << std::string(13 - command.name.size(), ' ') << command.summary << "\n";
     out << "\nRun 'sparkguard COMMAND --help' for a command's options; 'man sparkguard' for the whole story.\n";
 }
 

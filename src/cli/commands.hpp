@@ -27,5 +27,6 @@ int preflight_main(Args args);
 int thermal_main(Args args);
 int report_main(Args args);
 int history_main(Args args);
+int drop_caches_main(Args args);
 
 }  // namespace sg::cli

@@ -27,6 +27,7 @@ std::vector<OptionSpec> run_options() {
         {"stall-timeout", "DURATION", "no output and no new step for this long is a stall (default 30m; 0: never)"},
         {"on-hang", "stop|relaunch", "a stall without memory evidence: stop with exit 5 (default), or relaunch"},
         {"thermal-interval", "SECONDS", "seconds between thermal.csv rows (default 30; 1 at least)"},
+        {"memory-floor", "GB|N%", "kill the trainer when MemAvailable falls under this (default 5% of MemTotal on unified memory, else off; 0: off)"},
         {"output-dir", "DIR", "where the trainer writes checkpoint-N/ (when its profile cannot see it)"},
         {"bf16-model", "PATH", "the bf16 original of a pre-quantised model, for the bf16-lora rung"},
         {"force", "", "launch even when the pre-launch estimate says it does not fit"},
@@ -95,6 +96,11 @@ RunOptions options_from(const ParsedArgs& parsed) {
         auto seconds = parse_duration(*text);
         if (!seconds || *seconds < 1) throw UsageError("--thermal-interval", "expected at least 1 second, got '" + *text + "'");
         o.thermal_interval = *seconds;
+    }
+    if (auto floor = parsed.get("memory-floor")) {
+        auto spec = oom::parse_floor(*floor);
+        if (!spec) throw UsageError("--memory-floor", spec.error().message);
+        o.memory_floor = *spec;
     }
     o.output_dir = parsed.get("output-dir");
     o.bf16_model = parsed.get("bf16-model");

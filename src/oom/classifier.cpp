@@ -35,6 +35,8 @@ constexpr std::array kKindNames = {
     std::pair{Kind::cgroup_oom_kill, "cgroup-oom-kill"},
     std::pair{Kind::sigkill_probable, "sigkill-probable"},
     std::pair{Kind::memory_stall, "memory-stall"},
+    std::pair{Kind::memory_guard, "memory-guard"},
+    std::pair{Kind::host_lost_memory, "host-lost-memory"},
 };
 
 // Fixed strings one of which every line the rules care about contains; LiteralSet finds them

@@ -45,6 +45,8 @@ enum class Kind {
     cgroup_oom_kill,      // the kernel killed it at a cgroup's memory limit
     sigkill_probable,     // SIGKILL with no kernel record to confirm it: probably the OOM killer
     memory_stall,         // a hang with memory evidence; decided by the supervisor, never by Classifier
+    memory_guard,         // sparkguard's memory guard killed it: MemAvailable under the floor (supervisor)
+    host_lost_memory,     // the host died during the attempt with the pool nearly dry, or twice (--resume-run)
 };
 std::string_view kind_name(Kind kind);
 std::optional<Kind> kind_from_name(std::string_view name);

@@ -28,6 +28,16 @@ std::optional<OomKillRecord> parse_victim(std::string_view rest) {
     return record;
 }
 
+bool contains_nocase(std::string_view text, std::string_view needle) {
+    auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+    for (size_t i = 0; i + needle.size() <= text.size(); ++i) {
+        size_t j = 0;
+        while (j < needle.size() && lower(text[i + j]) == lower(needle[j])) ++j;
+        if (j == needle.size()) return true;
+    }
+    return false;
+}
+
 // mountinfo escapes blanks and backslashes in paths as \040, \011, \012, \134.
 std::string unescape_mount_path(std::string_view text) {
     std::string out;
@@ -60,6 +70,12 @@ const CgroupMount* find_mount(const std::vector<CgroupMount>& mounts, bool unifi
 }
 
 }  // namespace
+
+bool is_nvrm_memory_record(std::string_view line) {
+    if (!contains(line, "NVRM")) return false;
+    if (contains(line, "NV_ERR_NO_MEMORY") || contains(line, "_memdescAllocInternal")) return true;
+    return contains_nocase(line, "iova") && (contains_nocase(line, "fail") || contains_nocase(line, "error"));
+}
 
 std::optional<OomKillRecord> OomRecordScanner::feed(std::string_view line) {
     if (contains(line, "Memory cgroup out of memory") || contains(line, "constraint=CONSTRAINT_MEMCG"))

@@ -31,6 +31,7 @@ struct KernelEvidence {
     std::string cgroup_counter;                 // the counter's file, e.g. .../memory.events
     std::optional<long long> system_oom_kills;  // how far /proc/vmstat oom_kill moved
     std::vector<std::string> unavailable;       // why a source could not be read, one line each
+    std::vector<std::string> nvrm_records;      // the NVIDIA driver's unified-memory allocation failures
 
     // True when a source that would have recorded an OOM kill of the trainer was read.
     bool could_have_seen_a_kill() const { return kernel_log_read || cgroup_oom_kills.has_value(); }
@@ -46,6 +47,10 @@ public:
 private:
     bool memcg_context_ = false;
 };
+
+// The NVIDIA driver's record of a failed allocation of unified memory: "NVRM: ..." naming
+// NV_ERR_NO_MEMORY, _memdescAllocInternal or a failed IOVA mapping.
+bool is_nvrm_memory_record(std::string_view line);
 
 // A /dev/kmsg record: "PRIORITY,SEQUENCE,MICROSECONDS,FLAGS[,...];MESSAGE" then optional
 // continuation lines (" KEY=VALUE"), which are dropped.

@@ -15,6 +15,7 @@ namespace {
 constexpr int kSyslogReadAll = 3;     // SYSLOG_ACTION_READ_ALL
 constexpr int kSyslogBufferSize = 10; // SYSLOG_ACTION_SIZE_BUFFER
 constexpr size_t kKmsgRecordMax = 8192;
+constexpr size_t kNvrmKept = 8;
 
 Result<long long> read_counter(const std::filesystem::path& file) {
     auto text = read_file(file);
@@ -58,6 +59,7 @@ KernelWatch::KernelWatch(KernelWatch&& other) noexcept
       syslog_mark_(std::move(other.syslog_mark_)),
       scanner_(other.scanner_),
       kills_(std::move(other.kills_)),
+      nvrm_(std::move(other.nvrm_)),
       cgroup_counter_(std::move(other.cgroup_counter_)),
       cgroup_start_(other.cgroup_start_),
       vmstat_(std::move(other.vmstat_)),
@@ -108,6 +110,13 @@ void KernelWatch::watch_cgroup(int trainer_pid, const Sources& sources) {
 
 void KernelWatch::scan(std::string_view line) {
     if (auto record = scanner_.feed(line)) kills_.push_back(std::move(*record));
+    if (nvrm_.size() < kNvrmKept && is_nvrm_memory_record(line)) nvrm_.emplace_back(line);
+}
+
+std::optional<std::string> KernelWatch::nvrm_no_memory() const {
+    for (const auto& record : nvrm_)
+        if (record.find("NV_ERR_NO_MEMORY") != std::string::npos) return record;
+    return std::nullopt;
 }
 
 void KernelWatch::poll() {
@@ -141,6 +150,7 @@ KernelEvidence KernelWatch::collect(const std::set<int>& trainer_pids) {
     for (const auto& record : kills_)
         (trainer_pids.count(record.pid) ? evidence.trainer_kills : evidence.other_kills).push_back(record);
     kills_.clear();
+    evidence.nvrm_records = nvrm_;
     if (cgroup_counter_ && cgroup_start_) {
         if (auto now = read_counter(*cgroup_counter_)) {
             evidence.cgroup_oom_kills = *now - *cgroup_start_;

@@ -44,6 +44,9 @@ public:
     // one of `trainer_pids`.
     KernelEvidence collect(const std::set<int>& trainer_pids);
 
+    // The driver's first NV_ERR_NO_MEMORY record since start(), read so far (poll() reads more).
+    std::optional<std::string> nvrm_no_memory() const;
+
     // The cgroup counter file being watched, if any (for messages and tests).
     const std::optional<std::filesystem::path>& cgroup_counter() const { return cgroup_counter_; }
 
@@ -59,6 +62,7 @@ private:
     std::string syslog_mark_;  // the syslog buffer's last line at start()
     OomRecordScanner scanner_;
     std::vector<OomKillRecord> kills_;
+    std::vector<std::string> nvrm_;  // the driver's unified-memory allocation failures, the first few
     std::optional<std::filesystem::path> cgroup_counter_;
     std::optional<long long> cgroup_start_;
     std::filesystem::path vmstat_;

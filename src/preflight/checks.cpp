@@ -12,6 +12,7 @@ namespace {
 using nlohmann::json;
 
 constexpr double kGB = 1e9;
+constexpr double kShmShareWarn = 0.25;     // /dev/shm allowed more than this share of a unified pool
 constexpr double kPageCacheWarnGB = 5;     // on one pool, this much page cache may stand between a run and its memory
 constexpr double kHotC = 85;               // already this hot before training: it will throttle soon
 constexpr double kBusyUtilPct = 50;        // someone else is computing on the GPU
@@ -198,7 +199,7 @@ Check check_cuda_abi(const TorchReading& torch, const Hardware& hw) {
     return pass(details);
 }
 
-Check check_memory(const std::optional<MemInfo>& mem, bool unified) {
+Check check_memory(const std::optional<MemInfo>& mem, bool unified, std::optional<double> shm_size, bool gpu_in_pool) {
     if (!mem) return skip("/proc/meminfo could not be read");
     const MemInfo& m = *mem;
     json details = {{"total_gb", m.total / kGB},          {"available_gb", m.available / kGB},
@@ -212,6 +213,13 @@ Check check_memory(const std::optional<MemInfo>& mem, bool unified) {
         concerns.push_back(fixed(cache_gb, 0) + "GB page cache (the GPU may not reclaim it: sync; echo 3 > /proc/sys/vm/drop_caches)");
     if (m.hugepages_total > 0)
         concerns.push_back(fixed(m.hugepages_total / kGB, 1) + "GB reserved as huge pages (" + fixed(m.hugepages_free / kGB, 1) + "GB of them free)");
+    if (shm_size) details["dev_shm_gb"] = *shm_size / kGB;
+    if (gpu_in_pool && shm_size && m.total > 0 && *shm_size > kShmShareWarn * m.total)
+        concerns.push_back("/dev/shm may grow to " + fixed(*shm_size / kGB, 0) + "GB (" + fixed(100 * *shm_size / m.total, 0) +
+                           "% of the pool), carved from the same unified memory the GPU uses");
+    if (gpu_in_pool && m.swap_total > 0)
+        concerns.push_back(fixed(m.swap_total / kGB, 1) + "GB of swap on unified memory (the GPU's allocations cannot swap; "
+                           "swapping the rest stalls the host before the pool reads as exhausted)");
     if (concerns.empty()) return pass(details);
     details["reading"] = meminfo_detail(m);
     return warn(join(concerns, "; "), details);

@@ -42,7 +42,10 @@ struct Hardware {
 
 Check check_hardware(const Hardware& hw);
 Check check_cuda_abi(const TorchReading& torch, const Hardware& hw);                 // G1
-Check check_memory(const std::optional<MemInfo>& mem, bool unified);               // G3
+// G3. `gpu_in_pool`: a GPU allocates from this pool too (a DGX Spark), so swap and a large
+// /dev/shm (how large it may grow: `shm_size`) are warned about.
+Check check_memory(const std::optional<MemInfo>& mem, bool unified, std::optional<double> shm_size = std::nullopt,
+                   bool gpu_in_pool = false);
 Check check_gpu_now(const std::vector<telemetry::GpuSample>& gpus, const std::string& problem,
                     std::optional<double> platform_cap_w);                        // G4
 Check check_tenants(const std::vector<Tenant>& tenants, const std::string& problem);  // G6

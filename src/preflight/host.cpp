@@ -199,10 +199,10 @@ DiskReading read_checkpoint_disk(const std::vector<std::string>& command) {
     return disk;
 }
 
-std::string drop_caches_blocker() {
-    if (::geteuid() != 0) return "not root: cannot write /proc/sys/vm/drop_caches";
-    if (::access("/proc/sys/vm/drop_caches", W_OK) != 0) return "/proc/sys/vm/drop_caches is not writable here (a container?)";
-    return "";
+std::optional<double> read_shm_size() {
+    struct statvfs st {};
+    if (::statvfs("/dev/shm", &st) != 0) return std::nullopt;
+    return static_cast<double>(st.f_blocks) * static_cast<double>(st.f_frsize);
 }
 
 }  // namespace sg::preflight

@@ -1,7 +1,7 @@
 #pragma once
 // Readings of this machine for preflight that are not GPU telemetry: the trainer's PyTorch (G1),
-// container or bare metal and the container's memory limit (G9), free disk where checkpoints go,
-// and whether caches can be dropped. Each reader has a pure half that tests feed with text.
+// container or bare metal and the container's memory limit (G9), and free disk where checkpoints
+// go. Each reader has a pure half that tests feed with text.
 
 #include <filesystem>
 #include <optional>
@@ -68,9 +68,9 @@ struct DiskReading {
 // The output directory the trainer's profile reads from the command, else the current directory.
 DiskReading read_checkpoint_disk(const std::vector<std::string>& command);
 
-// --- dropping caches -------------------------------------------------------------------------
+// --- /dev/shm ----------------------------------------------------------------------------------
 
-// Why sync + echo 3 > /proc/sys/vm/drop_caches cannot work here; empty when it can.
-std::string drop_caches_blocker();
+// How large /dev/shm may grow, in bytes; nullopt when it is not mounted.
+std::optional<double> read_shm_size();
 
 }  // namespace sg::preflight

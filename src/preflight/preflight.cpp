@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "supervise/drop_caches.hpp"
 #include "telemetry/gpu_source.hpp"
 #include "telemetry/throttle_detector.hpp"
 #include "util/clock.hpp"
@@ -77,6 +78,10 @@ std::string platform_name(const accounting::PlatformProfile& profile, const acco
     return profile.unified ? profile.name : "generic-nvidia";
 }
 
+bool is_unified_platform(std::string_view platform) {
+    return !platform.empty() && platform != "cpu-only" && platform != "generic-nvidia";
+}
+
 PreflightReadings read_preflight(const PreflightRequest& request) {
     PreflightReadings r;
     r.machine = accounting::read_machine();
@@ -91,7 +96,8 @@ PreflightReadings read_preflight(const PreflightRequest& request) {
     r.container = judge_container(read_container_evidence());
     r.cluster = read_cluster_settings(request.command, environment(), read_configs(request.command));
     r.disk = read_checkpoint_disk(request.command);
-    r.drop_caches_blocker = drop_caches_blocker();
+    r.drop_caches_blocker = sg::drop_caches_blocker();
+    r.shm_size = read_shm_size();
     if (names_a_workload(request.workload)) {
         r.plan = accounting::make_plan(*request.workload, r.machine);
         r.budget = r.plan->budget;
@@ -108,7 +114,7 @@ std::map<std::string, Check> run_checks(const PreflightReadings& r) {
     checks["hardware"] = check_hardware(r.hardware);
     checks["hardware"].details["gpu_telemetry"] = r.gpu_telemetry;
     checks["G1"] = check_cuda_abi(r.torch, r.hardware);
-    checks["G3"] = check_memory(r.machine.meminfo, unified);
+    checks["G3"] = check_memory(r.machine.meminfo, unified, r.shm_size, unified && local_gpus > 0);
     checks["G4"] = check_gpu_now(r.gpus_now, r.gpu_telemetry_problem,
                                  telemetry::detector_settings(r.profile.name).platform_cap_w);
     checks["G6"] = check_tenants(r.tenants, r.tenants_problem);

@@ -50,6 +50,7 @@ struct PreflightReadings {
     ClusterSettings cluster;
     DiskReading disk;
     std::string drop_caches_blocker;
+    std::optional<double> shm_size;     // bytes /dev/shm may grow to
     std::optional<accounting::Plan> plan;
     accounting::Budget budget;          // the plan's, or the platform's without one
 };
@@ -73,5 +74,7 @@ std::string format_env_report(const nlohmann::json& report);
 
 // "dgx-spark" for the unified GB10 platform, "generic-nvidia" for other GPUs, "cpu-only" for none.
 std::string platform_name(const accounting::PlatformProfile& profile, const accounting::MachineState& machine);
+// Whether env-report.json's platform (platform_name's) is a unified-memory one.
+bool is_unified_platform(std::string_view platform);
 
 }  // namespace sg::preflight

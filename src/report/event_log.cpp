@@ -6,11 +6,21 @@
 
 namespace sg {
 
-void EventLog::write(std::string_view event, nlohmann::json fields) const {
+namespace {
+
+void append_event(const std::filesystem::path& path, std::string_view event, nlohmann::json fields, bool durable) {
     nlohmann::json line = {{"time", rfc3339_now()}, {"event", event}};
     line.update(fields);
-    auto written = append_line(path_, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    auto written = append_line(path, line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), durable);
     if (!written) spdlog::error("{}", written.error().message);
+}
+
+}  // namespace
+
+void EventLog::write(std::string_view event, nlohmann::json fields) const { append_event(path_, event, std::move(fields), false); }
+
+void EventLog::write_durable(std::string_view event, nlohmann::json fields) const {
+    append_event(path_, event, std::move(fields), true);
 }
 
 }  // namespace sg

@@ -13,6 +13,8 @@ public:
     explicit EventLog(std::filesystem::path path) : path_(std::move(path)) {}
     // Appends one event; a failed write is logged, never thrown (the run matters more).
     void write(std::string_view event, nlohmann::json fields = nlohmann::json::object()) const;
+    // The same, on disk before it returns (fsync): for the last seconds before a host may wedge.
+    void write_durable(std::string_view event, nlohmann::json fields) const;
 
 private:
     std::filesystem::path path_;

@@ -20,6 +20,7 @@ json to_json(const RunOptions& o) {
             {"stall_timeout", o.stall_timeout},
             {"relaunch_on_hang", o.relaunch_on_hang},
             {"thermal_interval", o.thermal_interval},
+            {"memory_floor", o.memory_floor ? json(o.memory_floor->text()) : json()},
             {"tick_seconds", o.tick_seconds},
             {"batch_size", opt(o.batch_size)},
             {"grad_accum", opt(o.grad_accum)},
@@ -51,6 +52,8 @@ RunOptions run_options_from_json(const json& j) {
     o.relaunch_on_hang = j.value("relaunch_on_hang", false);
     o.thermal_interval = j.value("thermal_interval", o.thermal_interval);
     o.tick_seconds = j.value("tick_seconds", 1.0);
+    if (auto floor = str("memory_floor"))
+        if (auto spec = oom::parse_floor(*floor)) o.memory_floor = *spec;
     o.batch_size = num("batch_size");
     o.grad_accum = num("grad_accum");
     o.seq_len = num("seq_len");

@@ -11,6 +11,7 @@
 #include "accounting/plan.hpp"
 #include "ladder/ladder.hpp"
 #include "ladder/train_config.hpp"
+#include "oom/memory_guard.hpp"
 
 namespace sg {
 
@@ -27,6 +28,7 @@ struct RunOptions {
     double tick_seconds = 1;
     bool quiet = false;  // no status line, only warnings and errors
     double thermal_interval = 30;  // seconds between thermal.csv rows
+    std::optional<oom::FloorSpec> memory_floor;  // --memory-floor; absent: the platform's default
     // Starting values: they override the command and give placeholders their values.
     std::optional<long> batch_size;
     std::optional<long> grad_accum;

@@ -9,8 +9,11 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <chrono>
 
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include "supervise/boost_process.hpp"
@@ -40,7 +43,12 @@ struct TrainerSetup {
     std::vector<std::string> env_strings;
     std::vector<char*> envp;
 
-    explicit TrainerSetup(const std::vector<std::pair<std::string, std::string>>& additions) {
+    int oom_score_adj = 0;
+    char oom_score_text[16] = {};
+
+    explicit TrainerSetup(const std::vector<std::pair<std::string, std::string>>& additions, int score_adj = 0)
+        : oom_score_adj(score_adj) {
+        std::snprintf(oom_score_text, sizeof oom_score_text, "%d", score_adj);
         for (char** e = environ; *e; ++e) {
             std::string_view entry(*e);
             std::string_view key = entry.substr(0, entry.find('='));
@@ -60,11 +68,20 @@ struct TrainerSetup {
     bp::error_code on_exec_setup(bp::posix::default_launcher&, const bp::filesystem::path&, const char* const*) {
         if (::setpgid(0, 0) != 0) return bp::error_code(errno, bp::system_category());
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (oom_score_adj != 0) raise_oom_score();
         for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2}) ::signal(sig, SIG_DFL);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
         return {};
+    }
+
+    // Between fork and exec: only async-signal-safe calls; best effort.
+    void raise_oom_score() const {
+        int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        [[maybe_unused]] ssize_t n = ::write(fd, oom_score_text, std::strlen(oom_score_text));
+        ::close(fd);
     }
 };
 
@@ -133,9 +150,10 @@ struct Session::Impl {
 
     struct Attempt {
         Attempt(asio::io_context& ctx) : out(ctx, STDOUT_FILENO, Stream::out), err(ctx, STDERR_FILENO, Stream::err),
-                                         tick(ctx), grace(ctx), linger(ctx) {}
+                                         tick(ctx), grace(ctx), linger(ctx), sample(ctx), wake(ctx) {}
         Pump out, err;
-        asio::steady_timer tick, grace, linger;
+        asio::steady_timer tick, grace, linger, sample;
+        asio::posix::stream_descriptor wake;  // a dup of the sampler's wake fd
         pid_t pid = -1;
         bool exited = false;
         bool stopping = false;
@@ -208,6 +226,38 @@ struct Session::Impl {
             observer->on_tick();
             tick();
         });
+    }
+
+    void schedule_sample(double seconds) {
+        attempt->sample.expires_after(std::chrono::microseconds(static_cast<long>(seconds * 1e6)));
+        attempt->sample.async_wait([this](const boost::system::error_code& ec) {
+            if (!ec) run_sampler();
+        });
+    }
+
+    void run_sampler() {
+        if (!attempt || attempt->exited || !spec->sampler) return;
+        schedule_sample(spec->sampler());
+    }
+
+    // A PSI trigger fired: sample now (the pending timer is replaced).
+    void wait_for_wake() {
+        attempt->wake.async_wait(asio::posix::descriptor_base::wait_error, [this](const boost::system::error_code& ec) {
+            if (ec || !attempt || attempt->exited) return;
+            attempt->sample.cancel();
+            run_sampler();
+            wait_for_wake();
+        });
+    }
+
+    void start_sampler() {
+        if (!spec->sampler) return;
+        if (spec->sampler_wake_fd >= 0)
+            if (int fd = ::fcntl(spec->sampler_wake_fd, F_DUPFD_CLOEXEC, 0); fd >= 0) {
+                attempt->wake.assign(fd);
+                wait_for_wake();
+            }
+        run_sampler();
     }
 
     // The leader is gone: whatever it left behind (workers, grandchildren) goes too, so the
@@ -283,7 +333,7 @@ AttemptExit Session::run(const AttemptSpec& spec, AttemptObserver& observer) {
 
     Impl& impl = *impl_;
     Impl::Attempt attempt(impl.ctx);
-    TrainerSetup setup(spec.env);
+    TrainerSetup setup(spec.env, spec.oom_score_adj);
     boost::system::error_code ec;
     auto process = bp::default_process_launcher()(
         impl.ctx.get_executor(), ec, *exe, std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()),
@@ -308,12 +358,16 @@ AttemptExit Session::run(const AttemptSpec& spec, AttemptObserver& observer) {
     impl.read(attempt.out);
     impl.read(attempt.err);
     impl.tick();
+    impl.start_sampler();
     process.async_wait([&](const boost::system::error_code&, int) {
         const int status = process.native_exit_code();  // the portable code hides whether it was a signal
         attempt.exited = true;
         attempt.result.died_at = rfc3339_now();
         attempt.tick.cancel();
         attempt.grace.cancel();
+        attempt.sample.cancel();
+        boost::system::error_code ignored;
+        attempt.wake.cancel(ignored);
         if (WIFSIGNALED(status)) {
             attempt.result.term_signal = WTERMSIG(status);
             attempt.result.exit_code = 128 + WTERMSIG(status);
@@ -340,6 +394,16 @@ void Session::request_stop(std::string reason) {
     impl.refresh_tree();
     signal_processes(impl.attempt->pid, impl.tree, SIGTERM);
     impl.start_stop();
+}
+
+void Session::kill_now(std::string reason) {
+    Impl& impl = *impl_;
+    if (!impl.attempt || impl.attempt->exited) return;
+    ::kill(-impl.attempt->pid, SIGKILL);
+    impl.attempt->result.stopped_on_request = true;
+    impl.attempt->result.stop_reason = std::move(reason);
+    impl.refresh_tree();
+    signal_processes(impl.attempt->pid, impl.tree, SIGKILL);
 }
 
 const std::vector<pid_t>& Session::tree() const { return impl_->tree; }

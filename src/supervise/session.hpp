@@ -24,6 +24,14 @@ struct AttemptSpec {
     std::vector<std::pair<std::string, std::string>> env;  // set on top of sparkguard's environment
     double grace_seconds = 30;   // SIGTERM → SIGKILL
     double tick_seconds = 1;     // how often AttemptObserver::on_tick runs
+    // A sampler faster than the tick (the memory guard), on the same event loop: it runs right
+    // after the launch, then after the seconds it returns; a POLLPRI on `sampler_wake_fd` (a PSI
+    // trigger; -1 for none) runs it at once.
+    std::function<double()> sampler;
+    int sampler_wake_fd = -1;
+    // The trainer's oom_score_adj, set before exec and inherited by its whole tree, so that the
+    // kernel, if it acts, takes the trainer and never sparkguard; 0 leaves it alone.
+    int oom_score_adj = 0;
 };
 
 struct AttemptExit {
@@ -63,6 +71,10 @@ public:
 
     // From an observer callback: stop the running attempt's tree (SIGTERM, grace, SIGKILL).
     void request_stop(std::string reason);
+    // From an observer callback or the sampler: SIGKILL the running attempt's whole tree at once
+    // (its process group first, then every process of the tree found now). No grace: a process
+    // asked to stop could allocate more.
+    void kill_now(std::string reason);
 
     // The pids of the running attempt's tree as last seen (refreshed every tick).
     const std::vector<pid_t>& tree() const;

@@ -1,6 +1,5 @@
 #include "supervise/supervisor.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,7 +24,10 @@
 #include "report/run_dir.hpp"
 #include "report/run_report.hpp"
 #include "report/train_log.hpp"
+#include "supervise/drop_caches.hpp"
 #include "supervise/executable.hpp"
+#include "supervise/lost_host.hpp"
+#include "supervise/memory_guard_probe.hpp"
 #include "supervise/prelaunch.hpp"
 #include "supervise/process_tree.hpp"
 #include "supervise/session.hpp"
@@ -53,6 +55,7 @@ constexpr double kGB = 1e9;
 constexpr double kPressureFraction = 0.05;  // MemAvailable under 5% of the pool is memory pressure
 constexpr std::uint64_t kTickWindow = 64 * 1024;         // train.log read per tick for steps, at most
 constexpr std::uint64_t kJudgedTail = 64 * 1024 * 1024;  // train.log read at a death, at most
+constexpr int kTrainerOomScoreAdj = 500;  // the kernel's OOM killer takes the trainer, never sparkguard
 
 std::string signal_name(int sig) {
     switch (sig) {
@@ -62,18 +65,6 @@ std::string signal_name(int sig) {
         case SIGKILL: return "SIGKILL";
         default: return "signal " + std::to_string(sig);
     }
-}
-
-// sync, then 3 into drop_caches: page cache and slab go back to the pool.
-Status drop_caches() {
-    ::sync();
-    int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return make_error("/proc/sys/vm/drop_caches: " + errno_text(errno));
-    bool ok = ::write(fd, "3\n", 2) == 2;
-    int saved = errno;
-    ::close(fd);
-    if (!ok) return make_error("/proc/sys/vm/drop_caches: " + errno_text(saved));
-    return Ok{};
 }
 
 TrainConfig starting_config(const RunOptions& o, const CommandKnobs& knobs) {
@@ -125,8 +116,9 @@ public:
         if (!profile_.resume.epoch_pattern.empty()) epoch_pattern_.emplace(profile_.resume.epoch_pattern);
     }
 
-    // For --resume-run: the state a killed sparkguard left behind.
-    void restore(const json& state, RunReport report) {
+    // For --resume-run: the state a killed sparkguard left behind. An exit code when that ends the
+    // run (the host was lost and the ladder has no rung left).
+    std::optional<int> restore(const json& state, RunReport report) {
         config_ = train_config_from_json(state.at("config"));
         ladder_ = Ladder(options_.ladder, state.at("ladder_position").get<size_t>());
         if (state.contains("bf16_exceeds_budget") && state["bf16_exceeds_budget"].is_string())
@@ -136,6 +128,7 @@ public:
         if (state.contains("first_launch_unix") && state["first_launch_unix"].is_number())
             first_launch_ = from_unix_seconds(state["first_launch_unix"].get<double>());
         report_ = std::move(report);
+        if (auto ended = judge_lost_host(state)) return ended;
         for (auto& attempt : report_.attempts)
             if (attempt.outcome == "running") {
                 attempt.outcome = "interrupted";
@@ -145,6 +138,40 @@ public:
         report_.exit_code.reset();
         events_.write("resume-run", {{"attempts_so_far", report_.attempts.size()}, {"config", to_json(config_)}});
         note("resuming the run after sparkguard was stopped; next: " + describe(config_));
+        return std::nullopt;
+    }
+
+    // --resume-run on another boot: the attempt still marked running died with the host.
+    std::optional<int> judge_lost_host(const json& state) {
+        const std::string boot = state.value("boot_id", "");
+        if (boot.empty() || boot_id_.empty() || boot == boot_id_ || report_.attempts.empty()) return std::nullopt;
+        AttemptRecord& lost = report_.attempts.back();
+        if (lost.outcome != "running") return std::nullopt;
+        oom::HostLossFacts facts = read_host_loss_facts(dir_, lost.n);
+        if (state.contains("memory_floor_bytes") && state["memory_floor_bytes"].is_number())
+            facts.warning_gb = 2 * state["memory_floor_bytes"].get<double>() / kGB;
+        facts.earlier_losses = static_cast<int>(std::count_if(report_.attempts.begin(), report_.attempts.end() - 1, [&](const AttemptRecord& a) {
+            return a.outcome == "host-lost" && to_json(a.config) == to_json(lost.config);
+        }));
+        const oom::HostLossJudgement judged = oom::judge_host_loss(facts);
+        lost.notes.push_back("the host was lost during this attempt (boot " + boot + ", now " + boot_id_ + ")");
+        events_.write("host-lost", {{"attempt", lost.n}, {"previous_boot", boot}, {"memory", judged.memory},
+                                    {"oom", judged.oom}, {"evidence", judged.evidence}});
+        spdlog::warn("attempt {} was lost with the host: {}", lost.n, judged.evidence);
+        if (!judged.oom) {
+            lost.outcome = "host-lost";
+            lost.evidence = judged.evidence;
+            pending_rung_.reset();
+            save();
+            return std::nullopt;
+        }
+        oom::Verdict verdict;
+        verdict.oom = true;
+        verdict.kind = oom::Kind::host_lost_memory;
+        verdict.confidence = oom::Confidence::probable;
+        verdict.evidence = verdict.reason = judged.evidence;
+        const int code = record_oom(lost, verdict);
+        return code >= 0 ? std::optional(code) : std::nullopt;
     }
 
     // --max-attempts counts the attempts the ladder (or --on-hang relaunch) asked for; an attempt
@@ -246,6 +273,7 @@ public:
 
     int run() {
         start_telemetry();
+        start_memory_guard();
         while (true) {
             if (auto sig = session_.received_signal()) return finish("interrupted", 128 + *sig, "stopped by " + signal_name(*sig) + " before the next launch");
             if (auto used_up = attempts_used_up()) return *used_up;
@@ -321,9 +349,11 @@ private:
         record.config = config_;
         if (plan_) record.measured["estimated_peak_gb"] = accounting::replan(*plan_, workload_for(plan_->workload, config_)).estimate.peak_gb;
         if (config_.drop_caches) {
-            auto dropped = drop_caches();
-            record.notes.push_back(dropped ? "page cache dropped before launch" : "drop caches failed: " + dropped.error().message);
-            events_.write("drop-caches", {{"attempt", record.n}, {"ok", bool(dropped)}});
+            const DropCachesResult dropped = drop_caches();
+            record.notes.push_back(dropped.ok ? "page cache dropped before launch (" + dropped.how + ")"
+                                              : "drop caches failed: " + dropped.error);
+            events_.write("drop-caches", {{"attempt", record.n}, {"ok", dropped.ok}, {"how", dropped.how},
+                                          {"error", dropped.ok ? json() : json(dropped.error)}});
         }
         if (!first_launch_) first_launch_ = fs::file_time_type::clock::now() - std::chrono::seconds(2);
         std::optional<std::string> resume_from = find_resume_point(record);
@@ -338,7 +368,13 @@ private:
         record.env = command.env;
         record.resumed_from = resume_from;
         record.started = rfc3339_now();
-        spec_ = AttemptSpec{command.argv, command.env, options_.grace_seconds, options_.tick_seconds};
+        spec_ = AttemptSpec{};
+        spec_.argv = command.argv;
+        spec_.env = command.env;
+        spec_.grace_seconds = options_.grace_seconds;
+        spec_.tick_seconds = options_.tick_seconds;
+        spec_.oom_score_adj = kTrainerOomScoreAdj;
+        arm_memory_guard(record.n);
 
         steps_ = std::make_unique<telemetry::StepTracker>(step_patterns_);
         step_offsets_.clear();
@@ -514,6 +550,7 @@ private:
         record.last_step = steps_->last_step();
         record.measured["peak_pool_used_gb"] = peak_used_ / kGB;
         record.measured["peak_trainer_rss_gb"] = peak_rss_ / kGB;
+        if (guard_) record.measured["memory_guard"] = guard_->measured();
         events_.write("exit", {{"attempt", record.n}, {"exit_code", exit.exit_code}, {"died", exit.died_at},
                                {"last_step", record.last_step ? json(*record.last_step) : json()}});
 
@@ -523,6 +560,7 @@ private:
                           "stopped by " + signal_name(*exit.forwarded_signal) + "; the trainer's tree was stopped");
         }
         if (stall_ && exit.stopped_on_request) return end_stalled(record);
+        if (guard_ && guard_->fired()) return end_guarded(record);
         if (exit.exit_code == 0 && !exit.term_signal) {
             record.outcome = "succeeded";
             return finish("succeeded", kExitOk, "succeeded on attempt " + std::to_string(record.n));
@@ -678,6 +716,41 @@ private:
         return -1;
     }
 
+    // The memory guard's floor for the whole run: --memory-floor, else the platform's default.
+    void start_memory_guard() {
+        auto mem = read_meminfo();
+        memory_floor_ = oom::resolve_floor(options_.memory_floor, preflight::is_unified_platform(platform_), mem ? mem->total : 0);
+        if (!memory_floor_) return;
+        const std::string locked = lock_own_memory();
+        spdlog::info("memory guard: the trainer is killed when MemAvailable stays under {} GB (sparkguard's memory {})",
+                     fixed(*memory_floor_ / kGB, 2), locked);
+    }
+
+    void arm_memory_guard(int attempt) {
+        guard_.reset();
+        if (!memory_floor_) return;
+        MemoryGuardProbe::Hooks hooks{[this](const std::string& reason) { session_.kill_now(reason); },
+                                      [this]() -> std::optional<std::string> {
+                                          if (!watch_) return std::nullopt;
+                                          watch_->poll();
+                                          return watch_->nvrm_no_memory();
+                                      }};
+        guard_ = std::make_unique<MemoryGuardProbe>(oom::guard_settings(*memory_floor_), events_, attempt, std::move(hooks));
+        spec_.sampler = [this] { return guard_->sample(); };
+        spec_.sampler_wake_fd = guard_->wake_fd();
+    }
+
+    int end_guarded(AttemptRecord& record) {
+        oom::Verdict verdict;
+        verdict.oom = true;
+        verdict.kind = oom::Kind::memory_guard;
+        verdict.phase = steps_->training_started() ? oom::Phase::train : oom::Phase::load;
+        verdict.confidence = oom::Confidence::certain;
+        verdict.evidence = guard_->evidence();
+        verdict.reason = "sparkguard's memory guard killed the trainer before the pool ran dry";
+        return record_oom(record, verdict);
+    }
+
     int climb() {
         auto step = ladder_.next(config_, facts());
         if (auto* exhausted = std::get_if<LadderExhausted>(&step)) {
@@ -713,7 +786,7 @@ private:
 
     LadderFacts facts() const {
         LadderFacts f;
-        f.drop_caches_why_not = preflight::drop_caches_blocker();
+        f.drop_caches_why_not = drop_caches_blocker();
         f.can_drop_caches = f.drop_caches_why_not.empty();
         f.seq_unreachable = command_.unreachable(Knob::seq_len);
         f.batch_unreachable = command_.unreachable(Knob::batch_size);
@@ -758,7 +831,9 @@ private:
                       {"ladder_position", ladder_.position()},
                       {"pending_rung", pending_rung_ ? json(to_string(*pending_rung_)) : json()},
                       {"bf16_exceeds_budget", bf16_exceeds_ ? json(*bf16_exceeds_) : json()},
-                      {"first_launch_unix", first_launch_ ? json(to_unix_seconds(*first_launch_)) : json()}};
+                      {"first_launch_unix", first_launch_ ? json(to_unix_seconds(*first_launch_)) : json()},
+                      {"boot_id", boot_id_},
+                      {"memory_floor_bytes", memory_floor_ ? json(*memory_floor_) : json()}};
         if (auto written = write_file_atomic(dir_.state(), state.dump(2) + "\n"); !written)
             spdlog::error("{}", written.error().message);
     }
@@ -796,6 +871,9 @@ private:
     std::uint64_t scanned_to_ = 0;            // how far the step tracker has read train.log
     std::deque<std::uint64_t> step_offsets_;  // where the latest two step changes were read
     std::optional<Stall> stall_;
+    std::optional<double> memory_floor_;         // bytes; none: the guard is off
+    std::unique_ptr<MemoryGuardProbe> guard_;    // this attempt's
+    std::string boot_id_ = current_boot_id();    // state.json's: --resume-run on another boot knows the host died
     std::optional<std::pair<long long, double>> first_step_;  // (step, time) first seen this attempt
     std::optional<double> steps_per_second_;
     std::optional<fs::file_time_type> first_launch_;  // checkpoints older than this are not this run's
@@ -888,7 +966,7 @@ int resume_supervised(const fs::path& run_dir) {
     TrainerProfile profile = find_trainer_profile(state.at("profile").get<std::string>());
     check_executable(options.command);
     Supervisor supervisor(options, dir, std::move(profile));
-    supervisor.restore(state, std::move(report));
+    if (auto ended = supervisor.restore(state, std::move(report))) return *ended;
     return supervisor.run();
 }
 

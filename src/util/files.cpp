@@ -54,12 +54,13 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
     return written;
 }
 
-Status append_line(const fs::path& path, std::string_view line) {
+Status append_line(const fs::path& path, std::string_view line, bool sync) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return make_error(path.string() + ": " + errno_text(errno));
     std::string buffer(line);
     buffer += '\n';
     Status written = write_all(fd, buffer, path);
+    if (written && sync && ::fsync(fd) != 0) written = make_error(path.string() + ": fsync: " + errno_text(errno));
     ::close(fd);
     return written;
 }

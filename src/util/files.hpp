@@ -18,7 +18,7 @@ Result<std::string> read_file_prefix(const fs::path& path, size_t limit);
 // so a crash leaves either the old content or the new, never a torn file.
 Status write_file_atomic(const fs::path& path, std::string_view content);
 // Appends one line (a newline is added) and flushes it to the kernel.
-Status append_line(const fs::path& path, std::string_view line);
+Status append_line(const fs::path& path, std::string_view line, bool fsync = false);
 // Writes all of `content` to `fd`, retrying short writes and EINTR; `path` names it in errors.
 Status write_all(int fd, std::string_view content, const fs::path& path);
 std::string errno_text(int error_number);

@@ -115,7 +115,7 @@ def read_page(path):
             current, sub = Section(title), None
             sections[title] = current
         elif raw.startswith(".SS "):
-            title = " ".join(macro_args(raw[4:]))
+            title = plain(" ".join(macro_args(raw[4:])))
             sub = Section(title)
             current.subsections[title] = sub
         elif current is not None:

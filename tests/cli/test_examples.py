@@ -21,6 +21,7 @@ EXAMPLES = SOURCE / "scripts" / "examples"
 SBATCH = EXAMPLES / "sparkguard.sbatch"
 TORCHRUN = EXAMPLES / "torchrun-two-nodes.sh"
 UNIT = EXAMPLES / "sparkguard-llama8b.service"
+RESUME_UNIT = EXAMPLES / "sparkguard-resume@.service"
 HF_TRAIN = SOURCE / "tests" / "trainers" / "hf_train.py"
 
 # systemd.unit(5), systemd.service(5), systemd.exec(5), systemd.kill(5): the keys a unit may use here.
@@ -85,6 +86,27 @@ def test_the_unit_has_only_known_keys_and_stops_and_restarts_as_its_comments_say
     assert service["StateDirectory"] == "sparkguard/llama8b"
 
 
+def test_the_resume_at_boot_unit_resumes_the_run_its_instance_names():
+    unit = read_unit(RESUME_UNIT)
+    for section, keys in unit.items():
+        assert section in UNIT_KEYS, section
+        assert set(keys) <= UNIT_KEYS[section], sorted(set(keys) - UNIT_KEYS[section])
+    assert unit["Unit"]["ConditionPathExists"] == ["%f/state.json"]
+    service = {key: values[-1] for key, values in unit["Service"].items()}
+    assert "sparkguard run --resume-run \"$$1\"' sh %f" in service["ExecStart"]
+    assert service["KillMode"] == "mixed" and "143" in service["SuccessExitStatus"].split()
+    assert unit["Install"]["WantedBy"] == ["multi-user.target"]
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
+def test_systemd_analyze_verifies_the_resume_unit_instance(tmp_path):
+    copy = tmp_path / "sparkguard-resume@srv-train-run.service"
+    shutil.copy(RESUME_UNIT, copy)
+    result = subprocess.run(["systemd-analyze", "verify", "--man=no", str(copy)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
+
+
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed")
 def test_systemd_analyze_verifies_the_unit(tmp_path):
     copy = tmp_path / UNIT.name
@@ -101,7 +123,7 @@ def test_the_batch_script_leaves_sparkguard_time_to_stop_before_slurm_does():
     assert re.search(r"^#SBATCH --requeue$", text, re.M)
 
 
-@pytest.mark.parametrize("example", [SBATCH, TORCHRUN, UNIT], ids=lambda p: p.name)
+@pytest.mark.parametrize("example", [SBATCH, TORCHRUN, UNIT, RESUME_UNIT], ids=lambda p: p.name)
 def test_the_examples_use_only_options_that_exist(example):
     calls = sparkguard_invocations(example.read_text())
     assert calls

@@ -31,7 +31,7 @@ def sparkguard(*args, env=None):
 
 def commands():
     out = sparkguard("--help").stdout
-    names = re.findall(r"^  ([a-z]+) {2,}", out.split("commands:\n", 1)[1], re.M)
+    names = re.findall(r"^  ([a-z][a-z-]*) {2,}", out.split("commands:\n", 1)[1], re.M)
     assert len(names) >= 6, out
     return names
 
@@ -86,7 +86,7 @@ def test_every_subcommand_has_a_section_and_no_other(page):
     assert list(page["COMMANDS"].subsections) == commands()
 
 
-@pytest.mark.parametrize("command", ["run", "plan", "preflight", "thermal", "diagnose", "report"])
+@pytest.mark.parametrize("command", ["run", "plan", "preflight", "thermal", "diagnose", "report", "drop-caches"])
 def test_the_page_lists_exactly_the_options_of_the_commands_help(page, command):
     assert command in commands()
     in_help = help_options(command_help(command))
@@ -133,7 +133,10 @@ def test_every_file_of_the_run_directory_is_documented_and_no_other(page):
 
 
 def test_every_event_in_events_jsonl_is_documented(page):
-    written = set(re.findall(r'events_\.write\("([a-z-]+)"', source_text("supervise/supervisor.cpp")))
+    written = set()
+    for cpp in (SRC / "supervise").glob("*.cpp"):
+        written |= set(re.findall(r'events_\.write(?:_durable)?\("([a-z-]+)"', cpp.read_text()))
+    assert "memory-low" in written
     written |= set(re.findall(r'\{"([a-z-]+)", std::move\(fields\)\}', source_text("telemetry/throttle_detector.cpp")))
     assert {"launch", "oom", "end", "power-cap", "throttle"} <= written
     body = dict(page["FILES"].subsections["The run directory"].tags())["events.jsonl"]

@@ -1,5 +1,6 @@
 """The live status line, as a person sees it: sparkguard in a real terminal (tmux), the trainer's
 output scrolling above a status row pinned to the bottom; nothing of it when not on a terminal."""
+import os
 import shutil
 import subprocess
 import time
@@ -17,7 +18,7 @@ def trainer(out):
 
 
 def in_terminal(tmp_path, args, env_extra=""):
-    session = f"sg{tmp_path.name[-12:]}".replace(".", "")
+    session = f"sg{os.getpid()}{tmp_path.name[-12:]}".replace(".", "")  # suites of two worktrees share one tmux server
     command = " ".join(f"'{a}'" for a in [SPARKGUARD, "run", "--run-dir", tmp_path / "run", *args])
     env = " ".join(f"{k}='{v}'" for k, v in base_env().items() if k in ("PATH", "OPENBLAS_NUM_THREADS", "SPARKGUARD_PROFILES"))
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "15",

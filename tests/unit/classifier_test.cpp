@@ -136,7 +136,7 @@ TEST_CASE("look-alikes are not OOM", "[classifier]") {
 
 TEST_CASE("a trainer that exited 0 is never OOM", "[classifier]") {
     const Verdict v = classify({"RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB", "Killed"}, ExitStatus::exited(0),
-                               KernelEvidence{{kill(1, false)}, {}, true, 3, "memory.events", 1, {}});
+                               KernelEvidence{{kill(1, false)}, {}, true, 3, "memory.events", 1, {}, {}});
     CHECK_FALSE(v.oom);
     CHECK(v.kind == Kind::none);
     CHECK_FALSE(v.phase);

@@ -120,3 +120,15 @@ TEST_CASE("a process's memory cgroup and where its counter lives", "[kernel]") {
         CHECK(parse_proc_cgroup("nonsense\n\x01\x02").memory_v1 == std::nullopt);
     }
 }
+
+// Records quoted in NVIDIA/dgx-spark-playbooks#116 and vllm-project/vllm#56824 (a DGX Spark's
+// driver when the unified pool ran dry), and driver lines that are not about memory.
+TEST_CASE("the NVIDIA driver's unified-memory allocation failures are recognised", "[kernel]") {
+    CHECK(is_nvrm_memory_record("NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) "
+                                "returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359"));
+    CHECK(is_nvrm_memory_record("NVRM: _iovaspaceCreateMappingDataFromMemDesc: failed to allocate 0x176028 bytes for IOVA "
+                                "mapping metadata"));
+    CHECK_FALSE(is_nvrm_memory_record("NVRM: loading NVIDIA UNIX Open Kernel Module for aarch64  580.95.05"));
+    CHECK_FALSE(is_nvrm_memory_record("NVRM: Xid (PCI:000f:01:00): 31, pid=4242, name=python3, Ch 00000008, intr 10000000"));
+    CHECK_FALSE(is_nvrm_memory_record("Out of memory [NV_ERR_NO_MEMORY] in a user's log line, not the driver's"));
+}

@@ -220,3 +220,17 @@ TEST_CASE("the Qwen-7B anchor on a 32 GB card says which terms a larger batch gr
     CHECK(plan.anchor.differences[0].term == "activations");
     CHECK(format_plan(plan).find("the difference is in activations") != std::string::npos);
 }
+
+TEST_CASE("on unified memory the memory guard's floor is headroom a plan must keep", "[plan][platform]") {
+    const PlanRequest r = request("llama-3.1-8b", Method::lora, "dgx-spark");
+    const double peak = make_plan(r, spark_machine(120e9, 110e9, 5e9)).estimate.peak_gb;
+    // Headroom 5 GB: above the 10% margin of a ~20 GB budget, under the 6.4 GB floor (5% of 128.5 GB).
+    const Plan plan = make_plan(r, spark_machine((peak + 6 + 5) * 1e9, 100e9, 1e9));
+    CHECK(plan.budget.guard_floor_gb == Approx(6.425));
+    CHECK(plan.headroom_gb == Approx(5).margin(0.01));
+    REQUIRE(plan.headroom_gb > plan.platform.tight_margin * plan.budget.budget_gb);
+    CHECK(plan.verdict == Verdict::tight);
+    CHECK(std::any_of(plan.warnings.begin(), plan.warnings.end(),
+                      [](const std::string& w) { return w.find("eating the memory guard's floor") != std::string::npos; }));
+    CHECK(make_plan(r, spark_machine((peak + 6 + 8) * 1e9, 100e9, 1e9)).verdict == Verdict::fits);
+}

@@ -147,6 +147,18 @@ TEST_CASE("G3: memory from /proc/meminfo: page cache on one pool, huge pages", "
     CHECK_THAT(check_memory(std::nullopt, true).value, Catch::StartsWith("skip: "));
 }
 
+TEST_CASE("G3 with a GPU in the pool: a large /dev/shm and swap are warned about", "[preflight]") {
+    CHECK(check_memory(pool(128, 110, 2), true, 16e9, true).value == "pass");
+    CHECK(check_memory(pool(128, 110, 2), true, 64e9, true).value ==
+          "warn: /dev/shm may grow to 64GB (50% of the pool), carved from the same unified memory the GPU uses");
+    CHECK(check_memory(pool(128, 110, 2), false, 64e9, false).value == "pass");  // a discrete card's host RAM
+    CHECK(check_memory(pool(128, 110, 2), true, 64e9, false).value == "pass");   // no GPU: plain RAM
+    MemInfo swapping = pool(128, 110, 2);
+    swapping.swap_total = 16e9;
+    CHECK_THAT(check_memory(swapping, true, std::nullopt, true).value, Catch::StartsWith("warn: 16.0GB of swap on unified memory"));
+    CHECK(check_memory(swapping, false).value == "pass");
+}
+
 TEST_CASE("G4: the GPU now", "[preflight]") {
     telemetry::GpuSample idle{0, 41.0, 11.62, std::nullopt, 208.0, 0.0, 0x1};
     CHECK(check_gpu_now({idle}, "", 100.0).value == "info: 41 C, 11.6 W of a 100 W cap, 0% busy");
