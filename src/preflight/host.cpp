@@ -129,6 +129,8 @@ TorchReading parse_torch_probe(std::string_view output, std::string python) {
     return reading;
 }
 
+std::vector<std::string> torch_probe_argv(const std::string& python) { return {python, "-c", kTorchProbe}; }
+
 TorchReading probe_torch(const std::string& python, double timeout_seconds) {
     auto run = capture_output({python, "-c", kTorchProbe}, timeout_seconds);
     TorchReading failed;

@@ -33,6 +33,8 @@ struct TorchReading {
 TorchReading parse_torch_probe(std::string_view output, std::string python);
 // Runs the probe with `python`; never throws.
 TorchReading probe_torch(const std::string& python, double timeout_seconds = 120);
+// The probe's command line, for a caller that runs it itself (beside the trainer, in `run`).
+std::vector<std::string> torch_probe_argv(const std::string& python);
 
 // --- G9: container or bare metal -----------------------------------------------------------
 

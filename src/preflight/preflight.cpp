@@ -91,7 +91,12 @@ PreflightReadings read_preflight(const PreflightRequest& request) {
     r.gpus_now = gpu.first;
     r.gpu_telemetry = std::string(gpu.kind());
     r.gpu_telemetry_problem = gpu.reason;
-    r.torch = probe_torch(find_trainer_python(request.command));
+    if (request.defer_torch) {
+        r.torch.python = find_trainer_python(request.command);
+        r.torch.problem = "the PyTorch probe of " + r.torch.python + " has not answered yet";
+    } else {
+        r.torch = probe_torch(find_trainer_python(request.command));
+    }
     r.tenants = find_tenants(!r.machine.gpus.gpus.empty(), &r.tenants_problem);
     r.container = judge_container(read_container_evidence());
     r.cluster = read_cluster_settings(request.command, environment(), read_configs(request.command));

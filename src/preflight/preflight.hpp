@@ -33,6 +33,8 @@ struct PreflightRequest {
     // otherwise headroom_gb is the budget itself and there is no "workload" check.
     std::optional<accounting::PlanRequest> workload;
     std::vector<std::string> command;  // the trainer command (after "--"), may be empty
+    // Leave the PyTorch probe (seconds: it imports torch) to the caller: G1 says it is pending.
+    bool defer_torch = false;
 };
 
 // Everything preflight reads from this machine, once.

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <chrono>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -130,6 +131,12 @@ struct Session::Impl {
         std::function<void(int)> on_exit;
         pid_t pid = -1;
         bool running = false;
+        bool eof = false;                 // its output is read to the end
+        std::optional<int> exit_code;     // it has exited
+        // on_exit runs once both happened, so that it sees every line of the output.
+        void maybe_done() {
+            if (eof && exit_code && on_exit) std::exchange(on_exit, nullptr)(*exit_code);
+        }
     };
     std::vector<std::unique_ptr<Helper>> helpers;
 
@@ -142,7 +149,12 @@ struct Session::Impl {
 
     void read_helper(Helper& h) {
         h.pipe.async_read_some(asio::buffer(h.buffer), [this, &h](const boost::system::error_code& ec, size_t n) {
-            if (ec) return;
+            if (ec) {
+                h.splitter.finish([&](std::string_view line, bool) { h.on_line(line); });
+                h.eof = true;
+                h.maybe_done();
+                return;
+            }
             h.splitter.feed(std::string_view(h.buffer.data(), n), [&](std::string_view line, bool) { h.on_line(line); });
             read_helper(h);
         });
@@ -320,7 +332,8 @@ Status Session::start_helper(const std::vector<std::string>& argv, std::function
     h.process->async_wait([&h](const boost::system::error_code&, int) {
         h.running = false;
         const int status = h.process->native_exit_code();
-        if (h.on_exit) h.on_exit(WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+        h.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        h.maybe_done();
     });
     impl_->helpers.push_back(std::move(helper));
     return Ok{};

@@ -25,6 +25,7 @@
 #include "report/run_report.hpp"
 #include "report/train_log.hpp"
 #include "supervise/drop_caches.hpp"
+#include "supervise/env_report_writer.hpp"
 #include "supervise/executable.hpp"
 #include "supervise/lost_host.hpp"
 #include "supervise/memory_guard_probe.hpp"
@@ -258,17 +259,8 @@ public:
     }
 
     void write_env_report(const std::optional<accounting::PlanRequest>& request) {
-        nlohmann::json env = preflight::run_preflight({request, options_.command});
-        if (auto written = write_file_atomic(dir_.env_report(), env.dump(2) + "\n"); !written)
-            spdlog::error("{}", written.error().message);
-        events_.write("preflight", {{"verdict", env["verdict"]}, {"checks", env["checks"]}});
-        std::vector<std::string> concerns;
-        for (const auto& [check, value] : env["checks"].items()) {
-            const std::string text = value.get<std::string>();
-            if (text.rfind("fail", 0) == 0 || text.rfind("warn", 0) == 0) concerns.push_back(check + " " + text);
-        }
-        if (!concerns.empty()) spdlog::warn("preflight: {}", join(concerns, "; "));
-        platform_ = env.value("platform", "");
+        env_report_.emplace(session_, dir_, events_, preflight::PreflightRequest{request, options_.command, true});
+        platform_ = env_report_->platform();
     }
 
     int run() {
@@ -809,6 +801,7 @@ private:
         if (telemetry_) report_.telemetry = telemetry_->summary();
         LaunchCommand final_command = command_.render({config_, std::nullopt, options_.output_dir, dir_.path / "final"});
         report_.reproduce = reproduce_line(final_command.argv, final_command.env);
+        if (env_report_) env_report_->settle();
         events_.write("end", {{"outcome", outcome}, {"exit_code", exit_code}, {"summary", summary}});
         note(outcome + ": " + summary);
         save();
@@ -853,6 +846,7 @@ private:
     std::string platform_;                     // env-report.json's platform
     Session session_;
     std::optional<TelemetryRecorder> telemetry_;
+    std::optional<EnvReportWriter> env_report_;  // G1's probe answers while the first attempt runs
     std::optional<MemInfo> last_meminfo_;
     TrainLog log_;
     EventLog events_;

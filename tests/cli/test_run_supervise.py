@@ -216,3 +216,14 @@ def test_run_fit_that_finds_nothing_says_what_would_fit(tmp_path):
     assert result.returncode == 3
     stderr = result.stderr.decode()
     assert "--fit: no packing length and batch fit the budget; what would fit, best first: --method qlora (peak" in stderr
+
+
+def test_env_report_gets_g1_from_the_probe_that_runs_beside_the_trainer(tmp_path):
+    trainer = script(tmp_path, "t.py", "import time\nprint('step 1/2', flush=True)\ntime.sleep(2)\nprint('step 2/2')\n")
+    result = sparkguard("run", "--run-dir", tmp_path / "run", "--", PYTHON, trainer, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr.decode()
+    report = json.loads((tmp_path / "run" / "env-report.json").read_text())
+    assert "pending" not in report  # the probe answered while the trainer ran
+    assert report["details"]["G1"]["python"] == PYTHON and report["details"]["G1"]["torch"]  # read by the probe
+    events = [e["event"] for e in read_events(tmp_path / "run")]
+    assert events.index("launch") < events.index("preflight") < events.index("end")
