@@ -11,6 +11,7 @@ packages=(
   # stand-in trainers parse arguments with the libraries the real ones use
   python3-yaml python3-omegaconf python3-fire python3-click
   util-linux procps man-db groff-base file time tmux
+  curl  # the --notify webhook examples, tested against a local listener
   systemd  # systemd-analyze verify checks the unit examples
   sudo  # the drop-caches rung as a normal user: sudo -n sparkguard drop-caches
   dpkg-dev  # dpkg-shlibdeps, for cpack -G DEB

@@ -4,11 +4,13 @@
 #include "cli/commands.hpp"
 #include "cli/workload_options.hpp"
 #include "ladder/trainer_profile.hpp"
+#include "supervise/notifier.hpp"
 #include "supervise/supervisor.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/parse.hpp"
+#include "util/strings.hpp"
 
 namespace sg::cli {
 namespace {
@@ -30,6 +32,10 @@ std::vector<OptionSpec> run_options() {
         {"memory-floor", "GB|N%", "kill the trainer when MemAvailable falls under this (default 5% of MemTotal on unified memory, else off; 0: off)"},
         {"output-dir", "DIR", "where the trainer writes checkpoint-N/ (when its profile cannot see it)"},
         {"bf16-model", "PATH", "the bf16 original of a pre-quantised model, for the bf16-lora rung"},
+        {"notify", "CMD", "run CMD on the chosen events, the event as JSON on stdin (repeatable; no shell unless CMD is sh -c ...)",
+         0, true},
+        {"notify-on", "LIST", "events for --notify (default end,oom-exhausted,stall,memory-guard,host-lost; also start,oom,rung,throttle,power-cap)"},
+        {"notify-timeout", "DURATION", "a hook still running after this is killed (default 30s)"},
         {"force", "", "launch even when the pre-launch estimate says it does not fit"},
         {"fit", "", "start from the largest packing length, then batch, that the estimate says fits"},
         {"quiet", "", "no status line; only warnings and errors from sparkguard itself", 'q'},
@@ -104,6 +110,18 @@ RunOptions options_from(const ParsedArgs& parsed) {
     }
     o.output_dir = parsed.get("output-dir");
     o.bf16_model = parsed.get("bf16-model");
+    o.notify = read_notify_config();
+    for (const auto& command : parsed.all("notify")) {
+        auto words = split_command_words(command);
+        if (words.empty()) throw UsageError("--notify", "names no command");
+        o.notify.commands.push_back(std::move(words));
+    }
+    if (auto on = parsed.get("notify-on")) o.notify.events = parse_notify_events(*on);
+    if (auto text = parsed.get("notify-timeout")) {
+        auto seconds = parse_duration(*text);
+        if (!seconds || *seconds <= 0) throw UsageError("--notify-timeout", "expected a duration such as 30s, got '" + *text + "'");
+        o.notify.timeout_seconds = *seconds;
+    }
     o.force = parsed.has("force");
     o.fit = parsed.has("fit");
     o.workload = plan_request_from_args(parsed);

@@ -17,10 +17,14 @@ void append_event(const std::filesystem::path& path, std::string_view event, nlo
 
 }  // namespace
 
-void EventLog::write(std::string_view event, nlohmann::json fields) const { append_event(path_, event, std::move(fields), false); }
+void EventLog::write(std::string_view event, nlohmann::json fields) const {
+    append_event(path_, event, fields, false);
+    if (listener_) listener_(event, fields);
+}
 
 void EventLog::write_durable(std::string_view event, nlohmann::json fields) const {
-    append_event(path_, event, std::move(fields), true);
+    append_event(path_, event, fields, true);
+    if (listener_) listener_(event, fields);
 }
 
 }  // namespace sg

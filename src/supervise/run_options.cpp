@@ -28,7 +28,10 @@ json to_json(const RunOptions& o) {
             {"method", o.method ? json(accounting::name(*o.method)) : json()},
             {"model", opt(o.model)},
             {"output_dir", opt(o.output_dir)},
-            {"bf16_model", opt(o.bf16_model)}};
+            {"bf16_model", opt(o.bf16_model)},
+            {"notify", {{"commands", o.notify.commands},
+                        {"on", std::vector<std::string>(o.notify.events.begin(), o.notify.events.end())},
+                        {"timeout_seconds", o.notify.timeout_seconds}}}};
 }
 
 RunOptions run_options_from_json(const json& j) {
@@ -61,6 +64,13 @@ RunOptions run_options_from_json(const json& j) {
     o.model = str("model");
     o.output_dir = str("output_dir");
     o.bf16_model = str("bf16_model");
+    if (j.contains("notify") && j["notify"].is_object()) {
+        const json& n = j["notify"];
+        o.notify.commands = n.value("commands", std::vector<std::vector<std::string>>{});
+        const auto on = n.value("on", std::vector<std::string>{});
+        o.notify.events = std::set<std::string>(on.begin(), on.end());
+        o.notify.timeout_seconds = n.value("timeout_seconds", o.notify.timeout_seconds);
+    }
     return o;
 }
 

@@ -12,6 +12,7 @@
 #include "ladder/ladder.hpp"
 #include "ladder/train_config.hpp"
 #include "oom/memory_guard.hpp"
+#include "supervise/notifier.hpp"
 
 namespace sg {
 
@@ -29,6 +30,7 @@ struct RunOptions {
     bool quiet = false;  // no status line, only warnings and errors
     double thermal_interval = 30;  // seconds between thermal.csv rows
     std::optional<oom::FloorSpec> memory_floor;  // --memory-floor; absent: the platform's default
+    NotifySettings notify;                       // --notify, --notify-on, --notify-timeout and config.toml
     // Starting values: they override the command and give placeholders their values.
     std::optional<long> batch_size;
     std::optional<long> grad_accum;

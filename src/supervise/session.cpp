@@ -122,8 +122,9 @@ struct Session::Impl {
     std::vector<pid_t> tree;
 
     struct Helper {
-        Helper(asio::io_context& ctx) : pipe(ctx) {}
+        Helper(asio::io_context& ctx) : pipe(ctx), deadline(ctx) {}
         asio::readable_pipe pipe;
+        asio::steady_timer deadline;
         std::optional<bp::process> process;
         LineSplitter splitter;
         std::array<char, 8192> buffer{};
@@ -313,16 +314,30 @@ Session::~Session() {
 }
 
 Status Session::start_helper(const std::vector<std::string>& argv, std::function<void(std::string_view)> on_line,
-                             std::function<void(int)> on_exit) {
+                             std::function<void(int)> on_exit, const HelperOptions& options) {
     auto exe = resolve_executable(argv.at(0), nullptr);
     if (!exe) return exe.error();
     auto helper = std::make_unique<Impl::Helper>(impl_->ctx);
-    TrainerSetup setup({});
+    TrainerSetup setup(options.env);
     boost::system::error_code ec;
-    helper->process.emplace(bp::default_process_launcher()(impl_->ctx.get_executor(), ec, *exe,
-                                                           std::vector<std::string>(argv.begin() + 1, argv.end()),
-                                                           bp::process_stdio{nullptr, helper->pipe, nullptr}, setup));
+    const auto args = std::vector<std::string>(argv.begin() + 1, argv.end());
+    if (options.stdin_file)
+        helper->process.emplace(bp::default_process_launcher()(impl_->ctx.get_executor(), ec, *exe, args,
+                                                               bp::process_stdio{*options.stdin_file, helper->pipe, nullptr}, setup));
+    else
+        helper->process.emplace(bp::default_process_launcher()(impl_->ctx.get_executor(), ec, *exe, args,
+                                                               bp::process_stdio{nullptr, helper->pipe, nullptr}, setup));
     if (ec) return make_error(argv[0] + ": " + ec.message());
+    if (options.timeout_seconds > 0) {
+        const pid_t pid = helper->process->id();
+        Impl::Helper* h = helper.get();
+        helper->deadline.expires_after(std::chrono::milliseconds(static_cast<long>(options.timeout_seconds * 1000)));
+        helper->deadline.async_wait([h, pid](const boost::system::error_code& error) {
+            if (error || !h->running) return;
+            ::kill(-pid, SIGKILL);  // its own process group: whatever it started goes too
+            ::kill(pid, SIGKILL);
+        });
+    }
     Impl::Helper& h = *helper;
     h.pid = h.process->id();
     h.running = true;
@@ -333,6 +348,7 @@ Status Session::start_helper(const std::vector<std::string>& argv, std::function
         h.running = false;
         const int status = h.process->native_exit_code();
         h.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+        h.deadline.cancel();
         h.maybe_done();
     });
     impl_->helpers.push_back(std::move(helper));

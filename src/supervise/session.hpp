@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,8 +91,19 @@ public:
     // loop, across attempts and outside the trainer's tree: each line of its stdout goes to
     // `on_line`, its end to `on_exit` (exit code, 128+N for a signal). It runs in its own process
     // group and is stopped when the session ends. Errors when it cannot be started.
+    // `options` adds environment variables, a file for its standard input (else /dev/null) and a
+    // timeout after which its process group is SIGKILLed (on_exit then sees 137).
+    struct HelperOptions {
+        std::vector<std::pair<std::string, std::string>> env;
+        std::optional<std::filesystem::path> stdin_file;
+        double timeout_seconds = 0;  // 0: none
+    };
     Status start_helper(const std::vector<std::string>& argv, std::function<void(std::string_view)> on_line,
-                        std::function<void(int)> on_exit);
+                        std::function<void(int)> on_exit, const HelperOptions& options);
+    Status start_helper(const std::vector<std::string>& argv, std::function<void(std::string_view)> on_line,
+                        std::function<void(int)> on_exit) {
+        return start_helper(argv, std::move(on_line), std::move(on_exit), HelperOptions{});
+    }
 
 private:
     struct Impl;

@@ -112,6 +112,10 @@ public:
         report_.config_sources = knobs_.from;
         report_.started = rfc3339_now();
         status_ = StatusLine::open_on_terminal(options_.quiet);
+        if (!options_.notify.commands.empty()) {
+            notifier_.emplace(session_, dir_, events_, options_.notify);
+            events_.listen([this](std::string_view event, const json& fields) { notifier_->on_event(event, fields); });
+        }
         for (const auto& pattern : profile_.progress_patterns) step_patterns_.push_back({pattern, {}});
         if (step_patterns_.empty()) step_patterns_ = telemetry::default_step_patterns();
         if (!profile_.resume.epoch_pattern.empty()) epoch_pattern_.emplace(profile_.resume.epoch_pattern);
@@ -805,6 +809,7 @@ private:
         events_.write("end", {{"outcome", outcome}, {"exit_code", exit_code}, {"summary", summary}});
         note(outcome + ": " + summary);
         save();
+        if (notifier_) notifier_->drain();  // the end of the run is news too: let the hooks deliver it
         if (outcome == "succeeded")
             spdlog::info("{}; report: {}", summary, dir_.report().string());
         else
@@ -850,6 +855,7 @@ private:
     std::optional<MemInfo> last_meminfo_;
     TrainLog log_;
     EventLog events_;
+    std::optional<Notifier> notifier_;  // --notify hooks, fed by events_
     AttemptSpec spec_;
 
     std::vector<telemetry::StepPattern> step_patterns_;  // the profile's, else the defaults

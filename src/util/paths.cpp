@@ -14,15 +14,18 @@ fs::path executable_path() {
     return ec ? fs::path() : self;
 }
 
+fs::path user_config_dir() {
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return fs::path(xdg) / "sparkguard";
+    if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".config" / "sparkguard";
+    return {};
+}
+
 std::vector<fs::path> profile_dirs() {
     std::vector<fs::path> dirs;
     if (const char* env = std::getenv("SPARKGUARD_PROFILES"); env && *env)
         for (const auto& part : split(env, ':'))
             if (!part.empty()) dirs.emplace_back(part);
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)
-        dirs.push_back(fs::path(xdg) / "sparkguard" / "profiles");
-    else if (const char* home = std::getenv("HOME"); home && *home)
-        dirs.push_back(fs::path(home) / ".config" / "sparkguard" / "profiles");
+    if (fs::path user = user_config_dir(); !user.empty()) dirs.push_back(user / "profiles");
     if (fs::path self = executable_path(); !self.empty())
         dirs.push_back(self.parent_path().parent_path() / SPARKGUARD_INSTALL_DATADIR / "sparkguard" / "profiles");
     dirs.emplace_back(SPARKGUARD_SOURCE_PROFILES);

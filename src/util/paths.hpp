@@ -17,4 +17,7 @@ std::optional<std::filesystem::path> find_profile_file(const std::filesystem::pa
 
 std::filesystem::path executable_path();
 
+// $XDG_CONFIG_HOME/sparkguard, else ~/.config/sparkguard (empty when neither is set).
+std::filesystem::path user_config_dir();
+
 }  // namespace sg

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <numeric>
 
+#include "util/errors.hpp"
+
 namespace sg {
 
 std::string_view trim(std::string_view text) {
@@ -81,6 +83,37 @@ std::string shell_quote(std::string_view arg) {
     std::string out = "'";
     for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
+}
+
+std::vector<std::string> split_command_words(std::string_view text) {
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < text.size()) word += text[++i];
+            else word += c;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+            in_word = true;
+        } else if (c == '\\' && i + 1 < text.size()) {
+            word += text[++i];
+            in_word = true;
+        } else if (c == ' ' || c == '\t' || c == '\n') {
+            if (in_word) words.push_back(std::move(word));
+            word.clear();
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (quote) throw UsageError("command", "an unclosed " + std::string(1, quote) + " in: " + std::string(text));
+    if (in_word) words.push_back(std::move(word));
+    return words;
 }
 
 }  // namespace sg

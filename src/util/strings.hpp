@@ -18,5 +18,8 @@ std::string fixed(double value, int decimals);
 std::string format_duration(double seconds);
 // Quotes an argument for a POSIX shell only when it needs quoting.
 std::string shell_quote(std::string_view arg);
+// "notify.sh --to 'a b'" -> {"notify.sh", "--to", "a b"}: words split at blanks, with '...' and
+// "..." quoting and backslash escapes, and nothing else a shell would do (no variables, no globs).
+std::vector<std::string> split_command_words(std::string_view text);
 
 }  // namespace sg

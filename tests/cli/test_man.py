@@ -124,6 +124,8 @@ def run_dir_files():
         names.add("stall-N.txt")
     if '"attempt-"' in source_text("supervise/supervisor.cpp") and '/ "final"' in source_text("supervise/supervisor.cpp"):
         names.add("attempt-N/FILE, final/FILE")
+    if 'dir_.path / "notify"' in source_text("supervise/notifier.cpp"):
+        names.add("notify/N-EVENT.json")
     return names
 
 
@@ -152,6 +154,7 @@ def environment_variables():
         read |= set(re.findall(r'"([A-Z_]+)"', names))
     set_for_trainer = set(re.findall(r'env\.emplace_back\("([A-Z_]+)"', source_text("supervise/supervisor.cpp")))
     set_for_trainer |= set(re.findall(r'^env = "([A-Z_]+)"', (SOURCE / "profiles/trainers/generic.toml").read_text(), re.M))
+    set_for_trainer |= set(re.findall(r'\{"(SPARKGUARD_[A-Z_]+)", ', source_text("supervise/notifier.cpp")))  # for hooks
     assert {"SPARKGUARD_PROFILES", "HOME", "WORLD_SIZE"} <= read
     assert {"SPARKGUARD_ATTEMPT", "SPARKGUARD_RUN_DIR", "SPARKGUARD_BATCH_SIZE"} <= set_for_trainer
     return read | set_for_trainer
