@@ -37,6 +37,8 @@ constexpr std::array kKindNames = {
     std::pair{Kind::memory_stall, "memory-stall"},
     std::pair{Kind::memory_guard, "memory-guard"},
     std::pair{Kind::host_lost_memory, "host-lost-memory"},
+    std::pair{Kind::unified_memory, "unified-memory"},
+    std::pair{Kind::caught_oom, "caught-oom"},
 };
 
 // Fixed strings one of which every line the rules care about contains; LiteralSet finds them
@@ -46,7 +48,10 @@ enum Anchor : int {
     kOutOfMemory, kOutOfMemoryCapital, kOutOfMemoryClass, kOutOfMemoryCaps, kMemoryAllocation, kAllocFailed,
     kOomWhen, kAllocateMemory, kNotEnoughMemory, kMemoryError,
     kKilled, kKilledLower, kKilledZh, kSigkill, kExitcode, kExitCode, kExitStatus, kExitedWith,
-    kCancelled, kSigterm, kGotSignal, kOsFork, kPopenFork, kForkExec, kAnchorCount
+    kCancelled, kSigterm, kGotSignal, kOsFork, kPopenFork, kForkExec,
+    kNvrm, kRecoverOom, kOomDetected, kNoExecutableBatch, kReturnCode, kByOomKiller, kOomKillResult,
+    kTraceback, kErrorColon, kErrorLower, kException, kTerminateCalled, kSegfault, kCoreDumped, kFatalPython,
+    kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
     "out of memory", "Out of memory", "OutOfMemory", "OUT_OF_MEMORY", "MemoryAllocation", "ALLOC_FAILED",
@@ -54,8 +59,15 @@ const std::vector<std::string> kAnchorTexts = {
     "Killed", "killed", "\u5df2\u6740\u6b7b" /* 已杀死: bash's zh_CN "Killed" */, "SIGKILL", "exitcode", "exit code",
     "exit status", "exited with",
     "CANCELLED", "(SIGTERM)", "got signal", "os.fork()", "popen_fork", "fork_exec",
+    "NVRM: ", "recover from OOM", "OOM Detected", "No executable batch size", "return code", "by the OOM killer",
+    "oom-kill",
+    "Traceback (most", "Error:", "error:", "Exception", "terminate called", "Segmentation fault", "core dumped",
+    "Fatal Python error",
 };
+static_assert(kAnchorCount <= 64, "LiteralSet finds at most 64 literals");
 constexpr uint64_t bit(Anchor anchor) { return uint64_t{1} << anchor; }
+constexpr uint64_t kErrorAnchors = bit(kTraceback) | bit(kErrorColon) | bit(kErrorLower) | bit(kException) |
+                                   bit(kTerminateCalled) | bit(kSegfault) | bit(kCoreDumped) | bit(kFatalPython);
 
 constexpr size_t kHeadWindow = 16 * 1024;
 constexpr size_t kTailWindow = 1024;
@@ -84,9 +96,35 @@ bool cuda_allocator(std::string_view s) {
     return (has(s, "torch.cuda.OutOfMemoryError") || has(s, "torch.OutOfMemoryError")) && !looks_like_code(s);
 }
 
+// Error 2 is cudaErrorMemoryAllocation; Torch7 and PyTorch before 1.0 printed it through THC.
 bool cuda_runtime(std::string_view s) {
     return has(s, "CUDA error: out of memory") || has(s, "cudaErrorMemoryAllocation") ||
-           has(s, "CUDA_ERROR_OUT_OF_MEMORY") || has(s, "cudaMalloc failed: out of memory");
+           has(s, "CUDA_ERROR_OUT_OF_MEMORY") || has(s, "cudaMalloc failed: out of memory") ||
+           (has(s, "THCudaCheck FAIL") && has(s, "error=2 : out of memory")) ||
+           has(s, "cuda runtime error (2) : out of memory");
+}
+
+// A trainer that caught its OOM and tried to go on: fairseq's "attempting to recover from OOM" and
+// "ran out of memory, skipping batch", a batch-size finder shrinking the batch ("OOM Detected,
+// reducing batch/grad size") or giving up (accelerate's "No executable batch size found").
+bool caught_oom(std::string_view s) {
+    if (has(s, "raise ")) return false;  // the finder's source line in a traceback
+    return has(s, "recover from OOM") || (has(s, "ran out of memory") && has(s, "skipping batch")) ||
+           has(s, "OOM Detected, reducing batch") || has(s, "No executable batch size found");
+}
+
+// systemd's account of a unit's process killed at the unit's memory limit or the machine's.
+bool systemd_oom_kill(std::string_view s) {
+    return has(s, "has been killed by the OOM killer") || has(s, "Failed with result 'oom-kill'") ||
+           has(s, "(Result: oom-kill)");
+}
+
+// Another error in the output: a traceback, an exception, argparse's "error:", a crash.
+bool error_line(std::string_view s) {
+    if (has(s, "except ") || has(s, "isinstance(") || has(s, "raise ")) return false;
+    return has(s, "Traceback (most recent call last)") || has(s, "Error:") || has(s, "Exception:") ||
+           has(s, ": error:") || has(s, "terminate called") || has(s, "Segmentation fault") ||
+           has(s, "core dumped") || has(s, "Fatal Python error") || trim(s).ends_with("Exception");
 }
 
 bool xla(std::string_view s) {
@@ -134,7 +172,7 @@ bool exit_number_is_sigkill(std::string_view s) {
     if (!has(s, "137") && !has(s, "-9")) return false;
     for (size_t at = s.find("exit"); at != std::string_view::npos; at = s.find("exit", at + 1)) {
         std::string_view rest = s.substr(at + 4);
-        for (std::string_view filler : {"ed with", " exit"})
+        for (std::string_view filler : {"s with return", "ed with", " exit"})
             if (rest.starts_with(filler)) rest.remove_prefix(filler.size());
         const auto word = std::find_if(std::begin(kExitWords), std::end(kExitWords),
                                        [&](std::string_view w) { return rest.starts_with(w); });
@@ -168,7 +206,8 @@ bool shell_killed(std::string_view s) {
 bool sigkill_sign(std::string_view s, uint64_t found) {
     if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL"))) return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
-    if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith))) && exit_number_is_sigkill(s)) return true;
+    if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
+        return true;
     if ((found & bit(kKilled)) && has(s, "killed by signal: Killed")) return true;
     return (found & (bit(kKilled) | bit(kKilledLower) | bit(kKilledZh))) && shell_killed(s);
 }
@@ -202,6 +241,7 @@ const std::array kMessageRules = {
     Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
+    Rule{bit(kOutOfMemory) | bit(kRecoverOom) | bit(kOomDetected) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
 };
 
 std::string evidence_text(std::string_view text) {
@@ -338,7 +378,7 @@ void Classifier::mark_step(long long step) {
     training_ = true;
     if (step_ == step) return;
     step_ = step;
-    for (auto* evidence : {&message_, &sign_}) {
+    for (auto* evidence : {&message_, &sign_, &nvrm_, &error_}) {
         if (*evidence && ++(*evidence)->steps_after >= kSurvivalSteps) evidence->reset();
     }
 }
@@ -350,16 +390,33 @@ bool Classifier::feed(std::string_view line) {
     const uint64_t found = anchors_.find(text);
     if (found) note_context(found, text);
     auto evidence = found ? match(text, found) : std::nullopt;
-    const bool decided = evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found);
+    bool decided = evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found);
+    if (!evidence && !decided && found) decided = note_other(found, text);
     remember_tail(text);
     return decided;
+}
+
+// The driver's allocation failure and other errors: neither decides by itself (see verdict()).
+// True when an NVRM record is now the first evidence.
+bool Classifier::note_other(uint64_t found, std::string_view line) {
+    if ((found & bit(kNvrm)) && is_nvrm_memory_record(line)) {
+        if (nvrm_) return false;
+        nvrm_ = Evidence{Kind::unified_memory, Strength::sign, evidence_text(line), lines_, training_, 0};
+        return !message_ && !sign_;
+    }
+    if (!error_ && (found & kErrorAnchors) && error_line(line))
+        error_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+    return false;
 }
 
 // Keeps the first evidence of each strength; true when it is now the deciding one.
 bool Classifier::record(Evidence evidence, std::string_view shown) {
     const bool is_message = evidence.strength == Strength::message;
     auto& slot = is_message ? message_ : sign_;
-    if (slot) return false;
+    // A caught OOM says that an allocation failed; the allocator's own message after it says which.
+    const bool names_the_allocator = is_message && slot && slot->kind == Kind::caught_oom &&
+                                     evidence.kind != Kind::caught_oom && evidence.line - slot->line <= kForkContextLines;
+    if (slot && !names_the_allocator) return false;
     evidence.text = evidence_text(shown);
     slot = std::move(evidence);
     return is_message || !message_;
@@ -425,6 +482,10 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uin
         e.kind = has(text, "Memory cgroup") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
         return e;
     }
+    if ((found & (bit(kByOomKiller) | bit(kOomKillResult))) && systemd_oom_kill(text)) {
+        e.kind = Kind::cgroup_oom_kill;
+        return e;
+    }
     if (sigkill_sign(text, found)) {
         e.kind = Kind::sigkill_probable;
         return e;
@@ -437,12 +498,15 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     if (message_)
         return oom_verdict(message_->kind, Confidence::certain, message_->in_training, message_->text, message_->line,
                            "the trainer printed an out-of-memory message " + when(*message_));
-    if (!exit.sigkill() && !sign_)
+    if (!exit.sigkill() && !sign_) {
+        if (auto driver = driver_verdict(exit, kernel, std::nullopt)) return *driver;
         return not_oom("no out-of-memory message in " + std::to_string(lines_) + " lines of output and " +
                        exit.describe() + " is not a SIGKILL");
+    }
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
     if (termination_seen_) return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
+    if (auto driver = driver_verdict(exit, kernel, killed)) return *driver;
     if (auto suggested = kernel_suggests(killed, kernel, training_)) return *suggested;
     if (kernel.could_have_seen_a_kill())
         return not_oom(killed + ", but the kernel recorded no OOM kill while the trainer ran");
@@ -455,6 +519,47 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
                                ": the kernel's OOM killer is the probable cause");
     return oom_verdict(Kind::sigkill_probable, Confidence::probable, training_, "", std::nullopt,
                        killed + " with no message and " + unread + ": the kernel's OOM killer is the probable cause");
+}
+
+// The NVIDIA driver's failed unified-memory allocations (kernel log, or pasted into the output). The
+// same records appear on healthy runs and at rest, so they decide only a death that nothing else
+// explains: a SIGKILL (`killed` says which), or a death with no other error in the output and no
+// stop request. nullopt when there is no such record.
+std::optional<Verdict> Classifier::driver_verdict(const ExitStatus& exit, const KernelEvidence& kernel,
+                                                  const std::optional<std::string>& killed) const {
+    std::string record;
+    std::optional<long long> line;
+    bool in_training = training_;
+    std::string source;
+    if (!kernel.nvrm_records.empty()) {
+        record = kernel.nvrm_records.front();
+        source = "in the kernel log during the attempt";
+    } else if (nvrm_) {
+        record = nvrm_->text;
+        line = nvrm_->line;
+        in_training = nvrm_->in_training;
+        source = "in the log, line " + std::to_string(nvrm_->line);
+    } else {
+        return std::nullopt;
+    }
+    const std::string driver = "the NVIDIA driver recorded a failed unified-memory allocation " + source;
+    if (killed)
+        return oom_verdict(Kind::unified_memory, Confidence::probable, in_training, record, line,
+                           *killed + " with no kernel OOM kill recorded, and " + driver +
+                               ": the unified pool ran dry (the driver's record decided)");
+    const bool stopped = exit.signal && (*exit.signal == SIGTERM || *exit.signal == SIGINT || *exit.signal == SIGHUP ||
+                                         *exit.signal == SIGQUIT);
+    if (error_ || termination_seen_ || stopped) {
+        const std::string other = error_ ? "an error in its output (line " + std::to_string(error_->line) + ": " + error_->text + ")"
+                                  : termination_seen_ ? "a scheduler's SIGTERM or cancellation"
+                                                      : "a stop request (" + exit.describe() + ")";
+        return not_oom("the trainer ended (" + exit.describe() + ") after " + other + "; " + driver +
+                       " too, but such records also appear on healthy runs, so they do not decide a death that has "
+                       "another explanation");
+    }
+    return oom_verdict(Kind::unified_memory, Confidence::probable, in_training, record, line,
+                       "the trainer ended (" + exit.describe() + ") with no other error in its output, and " + driver +
+                           ": the unified pool ran dry (the driver's record decided)");
 }
 
 }  // namespace sg::oom

@@ -47,6 +47,10 @@ enum class Kind {
     memory_stall,         // a hang with memory evidence; decided by the supervisor, never by Classifier
     memory_guard,         // sparkguard's memory guard killed it: MemAvailable under the floor (supervisor)
     host_lost_memory,     // the host died during the attempt with the pool nearly dry, or twice (--resume-run)
+    unified_memory,       // the NVIDIA driver failed a unified-memory allocation (NVRM NV_ERR_NO_MEMORY) and
+                          // nothing else explains the death
+    caught_oom,           // the trainer caught its OOM and tried to recover (skipped or shrank the batch, or a
+                          // batch-size finder gave up), then died
 };
 std::string_view kind_name(Kind kind);
 std::optional<Kind> kind_from_name(std::string_view name);
@@ -103,7 +107,9 @@ public:
     bool training_started() const { return training_; }
     long long lines_seen() const { return lines_; }
 
-    // The decision. A trainer that exited 0 is never OOM.
+    // The decision. A trainer that exited 0 is never OOM. The driver's NVRM allocation failures
+    // (kernel.nvrm_records, or such lines in the output) decide only a death nothing else explains:
+    // a SIGKILL, or a death whose output shows no other error.
     Verdict verdict(const ExitStatus& exit, const KernelEvidence& kernel) const;
 
     // Evidence strength inside the output: an allocator's own message beats a SIGKILL sign.
@@ -124,6 +130,9 @@ private:
     bool straddles(std::string_view tail, std::string_view glue, std::string_view head) const;
     void remember_tail(std::string_view line);
     void note_context(uint64_t found, std::string_view line);
+    bool note_other(uint64_t found, std::string_view line);
+    std::optional<Verdict> driver_verdict(const ExitStatus& exit, const KernelEvidence& kernel,
+                                          const std::optional<std::string>& killed) const;
 
     static size_t bigram(char a, char b) { return static_cast<unsigned char>(a) << 8 | static_cast<unsigned char>(b); }
 
@@ -131,6 +140,8 @@ private:
     std::bitset<65536> continuations_;  // first two bytes of every anchor's remainder after a break
     std::optional<Evidence> message_;  // strongest: the first allocator message not yet survived
     std::optional<Evidence> sign_;     // the first SIGKILL sign not yet survived
+    std::optional<Evidence> nvrm_;     // the first NVIDIA driver allocation failure pasted into the output
+    std::optional<Evidence> error_;    // the first other error in the output (a traceback, an exception, a crash)
     bool termination_seen_ = false;    // a scheduler's SIGTERM or cancellation
     long long fork_context_until_ = 0; // lines up to this one follow a fork() in a traceback
     long long lines_ = 0;

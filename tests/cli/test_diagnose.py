@@ -180,3 +180,24 @@ def test_every_manifest_case_through_the_binary():
             assert out["oom"] == case["oom"], (entry["file"], case, out)
             if "kind" in case:
                 assert out["kind"] == case["kind"], (entry["file"], case, out)
+
+
+@pytest.mark.parametrize("log", ["nvrm-no-memory-dmesg-timestamps.log", "nvrm-no-memory-journalctl-gb10.log"])
+def test_a_log_of_only_the_drivers_nvrm_records_is_unified_memory_oom(log):
+    """Real NVRM lines (dmesg with timestamps, journalctl -k without): nothing else explains a death."""
+    out = diagnose_json(LOGS / log)
+    assert (out["oom"], out["kind"], out["confidence"], out["line"]) == (True, "unified-memory", "probable", 1)
+    assert "NV_ERR_NO_MEMORY" in out["evidence"]
+    assert "driver" in out["reason"]
+    text = diagnose(LOGS / log).stdout.decode()
+    assert text.startswith("verdict:  OOM (unified-memory)")
+
+
+def test_nvrm_records_followed_by_an_unrelated_exception_are_not_oom():
+    """The driver logs NV_ERR_NO_MEMORY on healthy runs too: another error explains the death first."""
+    nvrm = (LOGS / "nvrm-no-memory-journalctl-gb10.log").read_bytes()
+    exception = (LOGS / "lookalike-illegal-memory-access.log").read_bytes()
+    out = diagnose_json("-", "--exit-code", 1, stdin=nvrm + exception)
+    assert out["oom"] is False
+    assert "healthy runs" in out["reason"]
+    assert diagnose_json("-", "--exit-code", 137, stdin=nvrm + exception)["kind"] == "unified-memory"

@@ -58,8 +58,10 @@ TEST_CASE("kind names are stable and round-trip", "[classifier]") {
     for (Kind k : {Kind::cuda_allocator, Kind::cuda_runtime, Kind::cpu_allocator, Kind::cublas, Kind::cudnn,
                    Kind::bitsandbytes, Kind::nccl, Kind::xla, Kind::hip, Kind::mps, Kind::dataloader_fork, Kind::enomem,
                    Kind::python_memory_error, Kind::kernel_oom_kill, Kind::cgroup_oom_kill, Kind::sigkill_probable,
-                   Kind::memory_stall})
+                   Kind::memory_stall, Kind::memory_guard, Kind::host_lost_memory, Kind::unified_memory, Kind::caught_oom})
         CHECK(kind_from_name(kind_name(k)) == k);
+    CHECK(kind_name(Kind::unified_memory) == "unified-memory");
+    CHECK(kind_name(Kind::caught_oom) == "caught-oom");
     CHECK(kind_name(Kind::cuda_allocator) == "cuda-allocator");
     CHECK(kind_name(Kind::memory_stall) == "memory-stall");
     CHECK_FALSE(kind_from_name("out-of-memory"));
@@ -322,4 +324,162 @@ TEST_CASE("the verdict's JSON has the documented shape", "[classifier]") {
     CHECK(no["phase"].is_null());
     CHECK(no["evidence"].is_null());
     CHECK(no["reason"] == "the trainer exited with code 0");
+}
+
+namespace {
+
+// NVIDIA/open-gpu-kernel-modules#1358: the record a DGX Spark's driver writes when unified memory runs out.
+const std::string kNvrmRecord =
+    "NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from "
+    "_memdescAllocInternal(pMemDesc) @ mem_desc.c:1359";
+
+KernelEvidence driver_failed() {
+    KernelEvidence k = kernel_log_read();
+    k.nvrm_records = {kNvrmRecord};
+    return k;
+}
+
+}  // namespace
+
+TEST_CASE("the driver's NVRM record decides a SIGKILL nothing else explains: unified-memory", "[classifier][kernel][nvrm]") {
+    const auto sigkill = ExitStatus::killed(9);
+    Verdict v = classify({"{'loss': 1.25, 'grad_norm': 0.5, 'learning_rate': 2e-05, 'epoch': 0.1}"}, sigkill, driver_failed());
+    CHECK(v.oom);
+    CHECK(v.kind == Kind::unified_memory);
+    CHECK(v.confidence == Confidence::probable);
+    CHECK(v.evidence == kNvrmRecord);
+    CHECK(v.reason.starts_with("the trainer was killed by SIGKILL"));
+    CHECK(v.reason.find("the driver's record decided") != std::string::npos);
+    // Nothing in the output makes a process die of SIGKILL: an earlier error does not explain it.
+    CHECK(classify({"Traceback (most recent call last):", "KeyError: 'input_ids'"}, sigkill, driver_failed()).kind ==
+          Kind::unified_memory);
+    // Without the record the same death is not OOM: the kernel log was read and showed no kill.
+    CHECK_FALSE(classify({}, sigkill, kernel_log_read()).oom);
+    // The kernel's own OOM-kill record of a trainer process is stronger evidence.
+    KernelEvidence both = driver_failed();
+    both.trainer_kills = {kill(4242, false)};
+    CHECK(classify({}, sigkill, both).kind == Kind::kernel_oom_kill);
+    // A scheduler's cancellation explains a SIGKILL first.
+    CHECK_FALSE(classify({"slurmstepd: error: *** JOB 1234 ON node01 CANCELLED AT 2024-05-01T10:00:00 ***"}, sigkill,
+                         driver_failed()).oom);
+    // An allocator's own message is stronger still, and certain.
+    CHECK(classify({"torch.OutOfMemoryError: CUDA out of memory."}, sigkill, driver_failed()).kind == Kind::cuda_allocator);
+}
+
+TEST_CASE("the NVRM record decides a non-SIGKILL death only when the output has no other error", "[classifier][kernel][nvrm]") {
+    SECTION("no other error: unified-memory") {
+        Verdict v = classify({"Loading checkpoint shards: 100%|##########| 2/2 [00:05<00:00,  2.5s/it]"}, ExitStatus::exited(1),
+                             driver_failed());
+        CHECK(v.oom);
+        CHECK(v.kind == Kind::unified_memory);
+        CHECK(v.reason.find("no other error in its output") != std::string::npos);
+    }
+    SECTION("an unrelated Python exception: not OOM, and the reason names it") {
+        Verdict v = classify({"Traceback (most recent call last):", "  File \"train.py\", line 3, in <module>",
+                              "KeyError: 'input_ids'"},
+                             ExitStatus::exited(1), driver_failed());
+        CHECK_FALSE(v.oom);
+        CHECK(v.kind == Kind::none);
+        CHECK(v.reason.find("error in its output (line 1") != std::string::npos);
+        CHECK(v.reason.find("healthy runs") != std::string::npos);
+        CHECK_FALSE(classify({"RuntimeError: CUDA error: an illegal memory access was encountered"}, ExitStatus::exited(1),
+                             driver_failed()).oom);
+        CHECK_FALSE(classify({"train.py: error: unrecognized arguments: --bogus"}, ExitStatus::exited(2), driver_failed()).oom);
+        CHECK_FALSE(classify({"Segmentation fault (core dumped)"}, ExitStatus::killed(11), driver_failed()).oom);
+    }
+    SECTION("a stop request is another explanation") {
+        CHECK_FALSE(classify({}, ExitStatus::killed(15), driver_failed()).oom);
+        CHECK_FALSE(classify({}, ExitStatus::killed(2), driver_failed()).oom);
+    }
+    SECTION("an error survived by two training steps no longer counts") {
+        Classifier c;
+        c.feed("ValueError: a caught and logged problem");
+        c.mark_step(1);
+        c.mark_step(2);
+        c.mark_step(3);
+        CHECK(c.verdict(ExitStatus::exited(1), driver_failed()).kind == Kind::unified_memory);
+    }
+    SECTION("exit 0 is never OOM") { CHECK_FALSE(classify({}, ExitStatus::exited(0), driver_failed()).oom); }
+}
+
+TEST_CASE("NVRM kernel lines in a log are the driver's records: diagnose says unified-memory", "[classifier][nvrm]") {
+    for (const std::string& line : std::vector<std::string>{kNvrmRecord, "[52595.758098] " + kNvrmRecord, "<3>[  514.682838] " + kNvrmRecord,
+                                   "Nov 26 22:38:10 spark kernel: " + kNvrmRecord,
+                                   "[  12.000001] NVRM: _iovaspaceCreateMappingDataFromMemDesc: failed to allocate 0x176028 "
+                                   "bytes for IOVA mapping"}) {
+        Classifier c;
+        CHECK(c.feed(line));
+        Verdict v = c.verdict(ExitStatus::unknown(), {});
+        INFO(line);
+        CHECK(v.oom);
+        CHECK(v.kind == Kind::unified_memory);
+        CHECK(v.evidence_line == 1);
+    }
+    // Records that are not allocation failures, and the phrase outside the driver's own line.
+    CHECK_FALSE(classify({"NVRM: memdescPrintMemdesc: Has additional IOMMU mapping for IOVA space 0x100 starting @ 0xff4df000"},
+                         ExitStatus::unknown()).oom);
+    CHECK_FALSE(classify({"NVRM: loading NVIDIA UNIX Open Kernel Module for aarch64  580.95.05"}, ExitStatus::unknown()).oom);
+    CHECK_FALSE(classify({"Out of memory [NV_ERR_NO_MEMORY] quoted by a user"}, ExitStatus::unknown()).oom);
+    // After the record, an unrelated Python exception: not OOM.
+    CHECK_FALSE(classify({kNvrmRecord, "Traceback (most recent call last):", "ZeroDivisionError: division by zero"}).oom);
+}
+
+TEST_CASE("a caught OOM that the trainer tried to recover from decides the later death", "[classifier][caught]") {
+    SECTION("the recovery message alone: caught-oom, certain, whatever secondary error follows") {
+        Verdict v = classify({"2020-11-05 19:30:05 | WARNING | fairseq.trainer | attempting to recover from OOM in forward/backward pass",
+                              "Traceback (most recent call last):", "UnboundLocalError: local variable 'logging_output' referenced before assignment"});
+        CHECK(v.oom);
+        CHECK(v.kind == Kind::caught_oom);
+        CHECK(v.confidence == Confidence::certain);
+        CHECK(v.evidence_line == 1);
+        CHECK(kind_of("| WARNING: ran out of memory, skipping batch") == Kind::caught_oom);
+        CHECK(kind_of("| WARNING: ran out of memory on GPU #2, skipping batch") == Kind::caught_oom);
+        CHECK(kind_of("Steps:   0%|   | 0/4000 [00:00<?, ?it/s]OOM Detected, reducing batch/grad size to 0/1.") == Kind::caught_oom);
+        CHECK(kind_of("RuntimeError: No executable batch size found, reached zero.") == Kind::caught_oom);
+    }
+    SECTION("the allocator's own message just after it names the kind") {
+        Verdict v = classify({"OOM Detected, reducing batch/grad size to 0/1.", "Traceback (most recent call last):",
+                              "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB"});
+        CHECK(v.kind == Kind::cuda_allocator);
+        CHECK(v.evidence_line == 3);
+    }
+    SECTION("recovered, then two steps of normal progress: survived") {
+        Classifier c;
+        c.feed("| WARNING: ran out of memory, skipping batch");
+        c.mark_step(10);
+        c.mark_step(11);
+        c.mark_step(12);
+        CHECK_FALSE(c.verdict(ExitStatus::exited(1), {}).oom);
+    }
+    SECTION("the finder's source line in a traceback is code, not the error") {
+        CHECK(kind_of("    155     raise RuntimeError(\"No executable batch size found, reached zero.\")") == Kind::none);
+    }
+}
+
+TEST_CASE("THC, DeepSpeed's launcher and systemd say OOM in their own words", "[classifier]") {
+    CHECK(kind_of("THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 : out of memory") ==
+          Kind::cuda_runtime);
+    CHECK(kind_of("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCTensorRandom.cu:25") ==
+          Kind::cuda_runtime);
+    CHECK(kind_of("THCudaCheck FAIL file=/home/ubuntu/git/cutorch/lib/THC/THCTensorMath.cu line=303 error=77 : an illegal "
+                  "memory access was encountered") == Kind::none);
+
+    const std::string deepspeed = "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', "
+                                  "'-u', 'main.py', '--local_rank=0'] exits with return code = ";
+    Verdict v = classify({deepspeed + "-9"});
+    CHECK(v.kind == Kind::sigkill_probable);
+    CHECK(v.confidence == Confidence::probable);
+    CHECK_FALSE(classify({deepspeed + "-11"}).oom);
+    CHECK_FALSE(classify({deepspeed + "1"}).oom);
+
+    for (const std::string& line : std::vector<std::string>{"systemd[1]: trainer.service: A process of this unit has been killed by the OOM killer.",
+                                   "systemd[1]: trainer.service: Failed with result 'oom-kill'.",
+                                   "     Active: failed (Result: oom-kill) since Wed 2026-08-19 15:38:39 CST; 969ms ago"}) {
+        Verdict s = classify({line}, ExitStatus::unknown());
+        INFO(line);
+        CHECK(s.kind == Kind::cgroup_oom_kill);
+        CHECK(s.confidence == Confidence::probable);
+    }
+    CHECK_FALSE(classify({"systemd[1]: trainer.service: Failed with result 'exit-code'."}).oom);
+    CHECK_FALSE(classify({"Tell OOM killer to ignore a analysis process"}, ExitStatus::unknown()).oom);
 }
