@@ -193,8 +193,9 @@ def test_json_summary_of_a_real_ladder_run(ladder_run):
 def test_timeline_of_a_real_ladder_run(ladder_run, tmp_path):
     path, root = svg_of(ladder_run, tmp_path)
     labels = texts(root)
+    # a band too narrow for "attempt N · rung" (a short attempt on a loaded machine) says "N · rung"
     for label in ["attempt 1 · as given", "attempt 2 · drop-caches", "attempt 3 · shorter-packing", "attempt 4 · smaller-batch"]:
-        assert label in labels
+        assert label in labels or label.removeprefix("attempt ") in labels
     assert len(group_with_title(root, "OOM cpu-allocator")) == 3
     assert len(group_with_title(root, "→ ")) == 3
     assert len(group_with_title(root, "succeeded")) == 1
