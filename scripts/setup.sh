@@ -12,6 +12,7 @@ packages=(
   python3-yaml python3-omegaconf python3-fire python3-click
   util-linux procps man-db groff-base file time tmux
   systemd  # systemd-analyze verify checks the unit examples
+  strace  # tests/cli/test_thermal_fdatasync.py counts the fdatasync per thermal.csv row
   sudo  # the drop-caches rung as a normal user: sudo -n sparkguard drop-caches
   dpkg-dev  # dpkg-shlibdeps, for cpack -G DEB
   chromium fonts-dejavu-core
