@@ -13,6 +13,7 @@ packages=(
   util-linux procps man-db groff-base file time tmux
   curl  # the --notify webhook examples, tested against a local listener
   systemd  # systemd-analyze verify checks the unit examples
+  strace  # tests/cli/test_thermal_fdatasync.py counts the fdatasync per thermal.csv row
   sudo  # the drop-caches rung as a normal user: sudo -n sparkguard drop-caches
   dpkg-dev  # dpkg-shlibdeps, for cpack -G DEB
   chromium fonts-dejavu-core

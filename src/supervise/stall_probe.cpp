@@ -38,15 +38,18 @@ void read_cgroup(pid_t leader, oom::StallReadings& readings) {
     if (!cgroups || !mountinfo) return;
     const oom::ProcCgroups parsed = oom::parse_proc_cgroup(*cgroups);
     auto counter = oom::oom_counter_file(parsed, oom::parse_cgroup_mounts(*mountinfo));
-    if (!counter) return;
-    const fs::path dir = counter->parent_path();
-    const bool v1 = counter->filename() == "memory.oom_control";
+    if (counter) read_cgroup_memory(*counter, readings);
+}
+
+}  // namespace
+
+void read_cgroup_memory(const fs::path& counter, oom::StallReadings& readings) {
+    const fs::path dir = counter.parent_path();
+    const bool v1 = counter.filename() == "memory.oom_control";
     readings.cgroup_usage = read_bytes(dir / (v1 ? "memory.usage_in_bytes" : "memory.current"));
     auto limit = read_bytes(dir / (v1 ? "memory.limit_in_bytes" : "memory.max"));
     if (limit && *limit < 1e18) readings.cgroup_limit = limit;  // v1 writes "unlimited" as ~2^63
 }
-
-}  // namespace
 
 oom::StallReadings read_stall(const std::vector<pid_t>& tree, pid_t leader) {
     oom::StallReadings readings;

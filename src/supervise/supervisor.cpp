@@ -18,6 +18,7 @@
 #include "ladder/knobs.hpp"
 #include "ladder/prequantized.hpp"
 #include "ladder/trainer_profile.hpp"
+#include "oom/death.hpp"
 #include "oom/kernel_watch.hpp"
 #include "oom/log_diagnosis.hpp"
 #include "report/event_log.hpp"
@@ -53,7 +54,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kGB = 1e9;
-constexpr double kPressureFraction = 0.05;  // MemAvailable under 5% of the pool is memory pressure
 constexpr std::uint64_t kTickWindow = 64 * 1024;         // train.log read per tick for steps, at most
 constexpr std::uint64_t kJudgedTail = 64 * 1024 * 1024;  // train.log read at a death, at most
 constexpr int kTrainerOomScoreAdj = 500;  // the kernel's OOM killer takes the trainer, never sparkguard
@@ -497,14 +497,9 @@ private:
                                                         : oom::ExitStatus::exited(exit.exit_code);
         std::set<int> pids(seen_pids_.begin(), seen_pids_.end());
         oom::Verdict verdict = diagnoser.finish(status, watch_ ? watch_->collect(pids) : oom::KernelEvidence{}).verdict;
-        if (!verdict.oom && status.sigkill() && under_memory_pressure()) {
-            verdict.oom = true;
-            verdict.kind = oom::Kind::sigkill_probable;
-            verdict.confidence = oom::Confidence::probable;
-            verdict.phase = steps_->training_started() ? oom::Phase::train : oom::Phase::load;
-            verdict.reason = "killed by SIGKILL while the memory pool was nearly exhausted";
-        }
-        return verdict;
+        std::vector<oom::MemoryReading> recent;
+        for (const auto& s : recent_) recent.push_back({s.total, s.available});
+        return oom::judge_death(std::move(verdict), status, recent, steps_->training_started());
     }
 
     // The attempt's last output lines, read back from train.log.
@@ -519,12 +514,6 @@ private:
                                     if (lines.size() > count) lines.pop_front();
                                 });
         return {lines.begin(), lines.end()};
-    }
-
-    bool under_memory_pressure() const {
-        return std::any_of(recent_.begin(), recent_.end(), [](const MemorySample& s) {
-            return s.total > 0 && s.available < kPressureFraction * s.total;
-        });
     }
 
     // This machine's history keeps what the attempt measured against what its plan estimated.

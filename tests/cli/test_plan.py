@@ -161,7 +161,8 @@ def test_fit_finds_packing_then_batch():
     assert code == 0
     fit = data["fit"]
     assert fit["found"] and fit["seq"] % 64 == 0 and fit["seq"] <= 16384
-    assert fit["batch"] * fit["grad_accum"] >= 8
+    assert fit["batch"] * fit["grad_accum"] == 8  # the effective batch kept: not more, not less
+    assert fit["plan"]["workload"]["batch"] == fit["batch"] and fit["plan"]["workload"]["grad_accum"] == fit["grad_accum"]
     assert fit["plan"]["verdict"] == "fits"
     text = run("--model", "llama-3.1-8b", "--platform", "gpu-24gb", "--fit")
     assert text.returncode == 0 and "fit: seq" in text.stdout

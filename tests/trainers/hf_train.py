@@ -45,6 +45,7 @@ def parse_args():
     p.add_argument("--max_steps", type=int, default=40)
     p.add_argument("--save_steps", type=int, default=10)
     p.add_argument("--logging_steps", type=int, default=5)
+    p.add_argument("--eval_steps", type=int, default=None)  # only written to trainer_state.json
     p.add_argument("--warmup_steps", type=int, default=0)
     p.add_argument("--learning_rate", type=float, default=1e-3)
     p.add_argument("--resume_from_checkpoint", default=None)
@@ -101,7 +102,7 @@ def save_checkpoint(args, model, optimizer, step, batch, loss):
     torch.save(model.state_dict(), os.path.join(path, "model.pt"))
     torch.save(optimizer.state_dict(), os.path.join(path, "optimizer.pt"))
     state = {"global_step": step, "max_steps": args.max_steps, "train_batch_size": batch,
-             "save_steps": args.save_steps, "logging_steps": args.logging_steps, "eval_steps": None,
+             "save_steps": args.save_steps, "logging_steps": args.logging_steps, "eval_steps": args.eval_steps,
              "log_history": [{"step": step, "loss": loss}]}
     with open(os.path.join(path, "trainer_state.json.tmp"), "w") as f:
         json.dump(state, f)

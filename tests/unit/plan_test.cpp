@@ -128,7 +128,8 @@ TEST_CASE("fit search: longest packing first, then batch with accumulation", "[p
     REQUIRE(fit.found);
     CHECK(fit.seq % 64 == 0);
     CHECK(fit.plan.verdict == Verdict::fits);
-    CHECK(fit.batch * fit.grad_accum >= 8);
+    CHECK(fit.batch * fit.grad_accum == 8);  // the effective batch kept exactly
+    CHECK(fit.plan.workload.batch * fit.plan.workload.grad_accum == 8);
     Workload longer = fit.plan.workload;
     longer.seq += 64;
     longer.batch = 1;
