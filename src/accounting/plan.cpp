@@ -268,7 +268,10 @@ FitResult fit_search(const Plan& plan, long long max_seq) {
     fit.found = true;
     fit.seq = largest(64, fit.max_seq_searched, 64, [&](long long s) { return fits_with(plan, s, 1); });
     fit.batch = largest(1, fit.effective_batch, 1, [&](long long b) { return fits_with(plan, fit.seq, b); });
-    fit.grad_accum = (fit.effective_batch + fit.batch - 1) / fit.batch;
+    // Accumulation must keep batch x accumulation exactly the effective batch: the largest fitting
+    // batch that divides it (3 x 3 in place of 8 would train on another effective batch).
+    while (fit.effective_batch % fit.batch != 0) --fit.batch;
+    fit.grad_accum = fit.effective_batch / fit.batch;
     Workload w = plan.workload;
     w.seq = fit.seq;
     w.batch = fit.batch;
@@ -320,6 +323,7 @@ nlohmann::json to_json(const FitResult& fit) {
         out["seq"] = fit.seq;
         out["batch"] = fit.batch;
         out["grad_accum"] = fit.grad_accum;
+        out["margin_fraction"] = fit.plan.platform.tight_margin;  // of the budget, kept free
     }
     out["plan"] = to_json(fit.plan);
     return out;
@@ -375,7 +379,8 @@ std::string format_fit(const FitResult& fit) {
     }
     out << "fit: seq " << fit.seq << ", batch " << fit.batch << ", gradient accumulation " << fit.grad_accum
         << " (effective batch " << fit.batch * fit.grad_accum << "; searched seq up to " << fit.max_seq_searched
-        << "): peak " << gb(fit.plan.estimate.peak_gb) << " of " << gb(fit.plan.budget.budget_gb) << "\n";
+        << "): peak " << gb(fit.plan.estimate.peak_gb) << " of " << gb(fit.plan.budget.budget_gb) << ", keeping "
+        << fixed(fit.plan.platform.tight_margin * 100, 0) << "% of the budget free as margin\n";
     return out.str();
 }
 

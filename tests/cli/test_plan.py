@@ -165,7 +165,16 @@ def test_fit_finds_packing_then_batch():
     assert fit["plan"]["workload"]["batch"] == fit["batch"] and fit["plan"]["workload"]["grad_accum"] == fit["grad_accum"]
     assert fit["plan"]["verdict"] == "fits"
     text = run("--model", "llama-3.1-8b", "--platform", "gpu-24gb", "--fit")
-    assert text.returncode == 0 and "fit: seq" in text.stdout
+    assert text.returncode == 0 and "fit: seq" in text.stdout and "% of the budget free as margin" in text.stdout
+    assert fit["margin_fraction"] == 0.1
+
+
+def test_fit_keeps_the_effective_batch_when_the_largest_fitting_batch_does_not_divide_it():
+    # at 30 GB batch 3 fits at seq 1024 but 3 does not divide 8: 3 x 3 would train on 9
+    data, code = plan_json("--model", "llama-3.1-8b", "--batch", "8", "--seq", "1024", "--budget-gb", "30", "--fit")
+    assert code == 0
+    fit = data["fit"]
+    assert fit["batch"] * fit["grad_accum"] == 8 and 8 % fit["batch"] == 0
 
 
 def test_fit_that_finds_nothing_exits_3():
