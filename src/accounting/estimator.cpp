@@ -125,10 +125,12 @@ double block_backward_per_token(const Architecture& a, const Workload& w) {
     return std::max(3 * c * width, 2 * c * d((a.heads + 2 * a.kv_heads) * a.head_dim));
 }
 
-// Logits bytes per token at the loss's peak: fp32 upcast, log-softmax output and its gradient.
+// Logits bytes per token at the loss's peak. Transformers' own models keep the bf16 logits (2),
+// upcast them all to fp32 (4), copy the shifted fp32 logits (4) and save the log-softmax (4): 14.
+// Qwen v1's remote code shifts the bf16 logits and autocast upcasts inside cross_entropy: 12.
 double logits_per_token(const Architecture& a, const Workload& w) {
     switch (w.loss) {
-        case LossKind::full: return 12 * d(a.vocab);
+        case LossKind::full: return (a.family == "qwen" ? 12 : 14) * d(a.vocab);
         case LossKind::chunked: return 6.5 * d(a.vocab);
         case LossKind::fused: return 0;
     }
@@ -138,6 +140,8 @@ double logits_per_token(const Architecture& a, const Workload& w) {
 struct Activations {
     double total = 0;
     double logits = 0;
+    double largest_block = 0;  // the largest single tensor: the fp32 logits with the full loss
+    double logits_at_peak = 0; // the logits when the loss is the activation peak, else 0
 };
 
 // Checkpointing keeps one input per block; the peak is then either the loss (all checkpoints
@@ -147,14 +151,17 @@ Activations activation_bytes(const ModelShape& m, const Workload& w) {
     const double tokens = d(w.batch) * d(w.seq), c = compute_bytes(w), h = d(a.hidden);
     const double head = (4 + 2 * c) * h * tokens;  // final norm's fp32 input and output
     const double logits = logits_per_token(a, w) * tokens;
+    // Only where fp32 logits of two lengths (the full L rows and the shifted L-1) alternate.
+    const double fp32_logits = w.loss == LossKind::full && a.family != "qwen" ? 4 * d(a.vocab) * tokens : 0;
     const double block = block_saved_per_token(a, w) * tokens;
     const double backward = block_backward_per_token(a, w) * tokens +
                             (w.method == Method::qlora ? 2 * c * largest_linear(a) : 0);  // dequantised weight
     if (w.grad_ckpt) {
         const double checkpoints = d(a.layers) * c * h * tokens;
-        return {checkpoints + std::max(head + logits, block + backward), logits};
+        const bool loss_peak = head + logits >= block + backward;
+        return {checkpoints + std::max(head + logits, block + backward), logits, fp32_logits, loss_peak ? logits : 0};
     }
-    return {d(a.layers) * block + head + std::max(logits, backward), logits};
+    return {d(a.layers) * block + head + std::max(logits, backward), logits, fp32_logits, logits >= backward ? logits : 0};
 }
 
 double load_peak_bytes(const ModelShape& m, const Workload& w, double weights, const PlatformTraits& t) {
@@ -197,7 +204,14 @@ Estimate estimate(const ModelShape& m, const Workload& w, const PlatformTraits& 
     e.logits_gb = act.logits / kGB;
     e.step_transient_gb = step / kGB;
     e.tensors_peak_gb = tensors / kGB;
-    e.overhead_gb = (tensors * t.fragmentation + fixed) / kGB;
+    // The caching allocator cannot serve the full-length fp32 logits from the freed block of the
+    // shifted ones (one row shorter), so one more block of the largest size stays reserved.
+    // Qwen v1 upcasts only the shifted logits (autocast in cross_entropy): one size, no extra block.
+    e.allocator_block_gb = act.largest_block / kGB;
+    // The proportional slack is the small blocks' rounding and splitting; the logits are a few
+    // exact-size blocks, whose cost is that extra block, not a percentage.
+    const double slack_base = backward_peak >= step_peak ? tensors - act.logits_at_peak : tensors;
+    e.overhead_gb = (slack_base * t.fragmentation + act.largest_block + fixed) / kGB;
     e.train_peak_gb = e.tensors_peak_gb + e.overhead_gb;
     e.train_peak_phase = step_peak > backward_peak ? "optimizer step" : "backward";
     e.load_peak_gb = (load_peak_bytes(m, w, weights, t) + fixed) / kGB;

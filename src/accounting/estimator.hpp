@@ -40,6 +40,7 @@ struct Estimate {
     double step_transient_gb = 0;    // optimizer-step temporaries (foreach AdamW's sqrt buffer)
     double tensors_peak_gb = 0;      // live tensors at the training peak (torch max_memory_allocated)
     double overhead_gb = 0;          // allocator slack, CUDA context, host process on unified memory
+    double allocator_block_gb = 0;   // part of overhead_gb: one more block of the largest tensor's size
     double train_peak_gb = 0;
     double load_peak_gb = 0;
     double peak_gb = 0;
@@ -48,7 +49,9 @@ struct Estimate {
     std::string peak_phase;          // "training" or "load"
 
     // Reserved memory as PyTorch reports it (max_memory_reserved): tensors plus allocator slack.
-    double reserved_gb(const PlatformTraits& traits) const { return tensors_peak_gb * (1 + traits.fragmentation); }
+    double reserved_gb(const PlatformTraits& traits) const {
+        return tensors_peak_gb + (overhead_gb - traits.cuda_context_gb - (traits.unified ? traits.host_process_gb : 0));
+    }
 };
 
 Estimate estimate(const ModelShape& model, const Workload& workload, const PlatformTraits& traits);

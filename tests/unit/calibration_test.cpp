@@ -1,12 +1,15 @@
 // The estimator against published peak-memory measurements (tests/data/calibration.toml, which
-// names each source). Prints the error table; fails when the median error exceeds 10% or when a
-// configuration measured to run out of memory would be called "fits".
+// names each source). Prints the error summary by source and by method (and every row outside
+// +-20%); fails when the median error exceeds 8%, when fewer than 85% of rows are within 20%,
+// when a configuration measured to run out of memory would be called "fits", or when a published
+// maximum length would not fit its card or 1.15x it would.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -18,14 +21,19 @@ using namespace sg::accounting;
 
 namespace {
 
+constexpr double kGiB = 1.073741824;  // GB per GiB: cards are sold in GiB
+
 struct Point {
     std::string id;
-    Estimate estimate;
+    std::string source;  // the id up to its first '/'
+    std::string method;
     double predicted_gb = 0;
     double measured_gb = 0;
-    bool oom = false;
+    std::string outcome;  // "ran", "oom" or "max"
     double card_gb = 0;
     std::string metric;
+    double predicted_longer_gb = 0;  // "max" rows: the estimate at 1.15x the published length
+    double error() const { return (predicted_gb - measured_gb) / measured_gb; }
 };
 
 Workload workload_of(const toml::table& p) {
@@ -34,8 +42,11 @@ Workload workload_of(const toml::table& p) {
     w.weight_dtype = w.method == Method::qlora ? DType::nf4 : DType::bf16;
     if (auto dtype = p["weight_dtype"].value<std::string>()) w.weight_dtype = *parse_dtype(*dtype);
     w.optimizer = *parse_optimizer(p["optimizer"].value_or(std::string("adamw")));
+    w.loss = *parse_loss(p["loss"].value_or(std::string("full")));
     w.batch = p["batch"].value_or(1);
     w.seq = p["seq"].value_or(2048);
+    w.grad_ckpt = p["grad_ckpt"].value_or(true);
+    w.flash_attn = p["flash_attn"].value_or(true);
     w.lora_r = p["lora_r"].value_or(64);
     std::string unknown;
     w.lora_targets = *canonical_lora_targets(sg::split(p["lora_targets"].value_or(std::string("all-linear")), ','), &unknown);
@@ -58,46 +69,91 @@ std::vector<Point> load_points() {
         const toml::table& p = *node.as_table();
         Point point;
         point.id = *p["id"].value<std::string>();
+        point.source = point.id.substr(0, point.id.find('/'));
+        point.method = p["method"].value_or(std::string("lora"));
         point.metric = p["metric"].value_or(std::string("device"));
-        point.oom = p["outcome"].value_or(std::string("ran")) == "oom";
+        point.outcome = p["outcome"].value_or(std::string("ran"));
         point.card_gb = p["card_gb"].value_or(0.0);
-        point.measured_gb = p["measured_gb"].value_or(0.0);
-        point.estimate = estimate(models.at(*p["model"].value<std::string>()), workload_of(p), card);
-        point.predicted_gb = point.metric == "reserved" ? point.estimate.reserved_gb(card) : point.estimate.train_peak_gb;
+        point.measured_gb = point.outcome == "max" ? point.card_gb * kGiB : p["measured_gb"].value_or(0.0);
+        INFO(point.id);
+        REQUIRE(models.count(*p["model"].value<std::string>()));
+        const ModelShape& model = models.at(*p["model"].value<std::string>());
+        Workload w = workload_of(p);
+        const Estimate e = estimate(model, w, card);
+        point.predicted_gb = point.metric == "reserved" ? e.reserved_gb(card) : e.train_peak_gb;
+        w.seq = static_cast<long long>(std::llround(1.15 * static_cast<double>(w.seq)));
+        point.predicted_longer_gb = estimate(model, w, card).train_peak_gb;
         points.push_back(point);
     }
     return points;
+}
+
+struct Summary {
+    std::vector<double> errors;  // |error|
+    double median() const {
+        std::vector<double> e = errors;
+        std::sort(e.begin(), e.end());
+        return e.empty() ? 0 : e.size() % 2 ? e[e.size() / 2] : (e[e.size() / 2 - 1] + e[e.size() / 2]) / 2;
+    }
+    double within(double band) const {
+        const auto n = std::count_if(errors.begin(), errors.end(), [&](double e) { return e <= band; });
+        return errors.empty() ? 0 : static_cast<double>(n) / static_cast<double>(errors.size());
+    }
+};
+
+void print_group(const char* title, const std::map<std::string, Summary>& groups) {
+    std::printf("%-22s %5s %14s %12s\n", title, "rows", "median |err|", "within 20%");
+    for (const auto& [name, s] : groups)
+        std::printf("%-22s %5zu %13.1f%% %11.0f%%\n", name.c_str(), s.errors.size(), 100 * s.median(), 100 * s.within(0.20));
 }
 
 }  // namespace
 
 TEST_CASE("estimator against published measurements", "[calibration]") {
     const auto points = load_points();
-    std::vector<double> errors;
-    std::printf("\n%-44s %-9s %9s %9s %8s\n", "measurement", "metric", "measured", "estimate", "error");
+    Summary all;
+    std::map<std::string, Summary> by_source, by_method;
+    std::set<std::string> sources;
+    std::printf("\nrows outside +-20%%:\n");
     for (const auto& p : points) {
-        if (p.oom) {
-            std::printf("%-44s %-9s %9s %9.1f %8s\n", p.id.c_str(), "oom", ("> " + sg::fixed(p.card_gb, 0)).c_str(),
-                        p.predicted_gb, "-");
-            continue;
-        }
-        const double error = (p.predicted_gb - p.measured_gb) / p.measured_gb;
-        errors.push_back(std::abs(error));
-        std::printf("%-44s %-9s %9.1f %9.1f %+7.1f%%\n", p.id.c_str(), p.metric.c_str(), p.measured_gb, p.predicted_gb,
-                    100 * error);
+        sources.insert(p.source);
+        if (p.outcome == "oom") continue;
+        const double error = std::abs(p.error());
+        all.errors.push_back(error);
+        by_source[p.source].errors.push_back(error);
+        by_method[p.method].errors.push_back(error);
+        if (error > 0.20)
+            std::printf("  %-52s %-9s %7.1f %7.1f %+6.0f%%\n", p.id.c_str(), p.outcome == "max" ? "card" : p.metric.c_str(),
+                        p.measured_gb, p.predicted_gb, 100 * p.error());
     }
-    std::sort(errors.begin(), errors.end());
-    const double median = errors[errors.size() / 2];
-    std::printf("median |error| %.1f%% over %zu measurements\n\n", 100 * median, errors.size());
-    CHECK(errors.size() >= 15);
-    CHECK(median <= 0.10);
+    std::printf("\n");
+    print_group("source", by_source);
+    std::printf("\n");
+    print_group("method", by_method);
+    std::printf("\nall: %zu rows (%zu with a measured peak or card), %zu sources; median |error| %.1f%%, within 20%%: %.0f%%\n\n",
+                points.size(), all.errors.size(), sources.size(), 100 * all.median(), 100 * all.within(0.20));
+    CHECK(points.size() >= 60);  // issue 11 asks for 100: ms-swift's other tables are not in yet
+    CHECK(sources.size() >= 6);
+    CHECK(all.median() <= 0.08);
+    CHECK(all.within(0.20) >= 0.85);
 }
 
 TEST_CASE("configurations measured out of memory are never called fits", "[calibration]") {
     for (const auto& p : load_points()) {
-        if (!p.oom) continue;
-        INFO(p.id);
-        const double budget = p.card_gb - 0.5;
-        CHECK(p.predicted_gb > budget * 0.9);  // does-not-fit or at worst tight
+        if (p.outcome != "oom") continue;
+        INFO(p.id << ": " << p.predicted_gb << " GB on a " << p.card_gb << " GB card");
+        CHECK(p.predicted_gb > 0.9 * p.card_gb * kGiB);  // does-not-fit, or at worst tight
+    }
+}
+
+// [!mayfail]: on the 12, 16 and 24 GB cards the estimate at Unsloth's published maximum is 0.4-1.9%
+// over the card, and for Llama 3.3 70B 1.15x the maximum still fits: reported, not yet enforced.
+TEST_CASE("published maximum lengths fit their card and 1.15x them does not", "[calibration][!mayfail]") {
+    for (const auto& p : load_points()) {
+        if (p.outcome != "max") continue;
+        INFO(p.id << ": " << p.predicted_gb << " GB at the published length, " << p.predicted_longer_gb
+                  << " GB at 1.15x, card " << p.measured_gb << " GB");
+        CHECK(p.predicted_gb <= p.measured_gb);
+        CHECK(p.predicted_longer_gb > p.measured_gb);
     }
 }
