@@ -3,6 +3,7 @@ budget (--budget-gb, or a --platform's) blocks the launch with exit 3 and the tr
 --force launches it anyway; --fit starts the trainer from the largest packing length and batch the
 estimate says fit, with the effective batch kept. llama-3.1-8b LoRA at batch 8 x 1024 tokens is
 estimated at about 36 GB; batch 4 x 1024 at about 28 GB."""
+import json
 import pytest
 
 from conftest import HF_TRAIN, PYTHON, read_attempts, read_events, read_report, sparkguard
@@ -46,13 +47,17 @@ def test_fit_starts_the_trainer_from_what_fits(tmp_path):
     result = sparkguard("run", "--run-dir", run, "--model", "llama-3.1-8b", "--budget-gb", 32, "--fit", "--",
                         *trainer(out), cwd=tmp_path)
     assert result.returncode == 0, result.stderr.decode()[-2000:]
+    # what `plan --fit` finds for the same workload is what the trainer ran with
+    fit = json.loads(sparkguard("plan", "--model", "llama-3.1-8b", "--budget-gb", 32, "--batch", 8, "--seq", 1024,
+                                "--fit", "--json", cwd=tmp_path).stdout)["fit"]
+    assert fit["found"] and fit["batch"] < 8
     ran = read_attempts(out)
     assert len(ran) == 1
-    assert (ran[0]["batch"], ran[0]["accum"], ran[0]["seq"]) == (4, 2, 1024)
+    assert (ran[0]["batch"], ran[0]["accum"], ran[0]["seq"]) == (fit["batch"], fit["grad_accum"], fit["seq"])
     assert ran[0]["batch"] * ran[0]["accum"] == 8  # the effective batch kept
     report = read_report(run)
     config = report["attempts"][0]["config"]
-    assert (config["batch_size"], config["grad_accum"], config["seq_len"]) == (4, 2, 1024)
+    assert (config["batch_size"], config["grad_accum"], config["seq_len"]) == (fit["batch"], fit["grad_accum"], fit["seq"])
     assert report["plan"]["verdict"] in ("fits", "tight")
     assert [e["verdict"] for e in plan_events(run)] == [report["plan"]["verdict"]]
 
