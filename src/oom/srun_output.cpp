@@ -38,8 +38,11 @@ int SrunTaskEnd::exit_code() const {
 }
 
 std::optional<SrunTaskEnd> parse_srun_task_end(std::string_view text) {
-    const std::string_view line = without_label(text);
-    if (!line.starts_with("srun: error: ")) return std::nullopt;
+    // srun's line may follow a task's unfinished one (a progress bar without its newline).
+    std::string_view line = without_label(text);
+    const size_t at = line.find("srun: error: ");
+    if (at == std::string_view::npos) return std::nullopt;
+    line.remove_prefix(at);
     static const std::regex task_end(R"(^srun: error: ([^:\s]+): tasks? ([0-9,\-]+): (.+)$)");
     const std::string s(line);
     std::smatch m;

@@ -56,6 +56,8 @@ TEST_CASE("srun's report of a task's end", "[srun]") {
     CHECK(parse_srun_task_end("srun: error: node2: task 1: Killed")->exit_code() == 137);
     CHECK(parse_srun_task_end("srun: error: spark-2: task 1: Out Of Memory")->out_of_memory);
     CHECK(parse_srun_task_end("1: srun: error: node2: task 1: Exited with exit code 1"));
+    CHECK(parse_srun_task_end(" 12%|#         | 1/8 [00:00<00:00, 14.19it/s]srun: error: node2: task 1: Exited with exit code 3")
+              ->exit_code() == 3);
     CHECK_FALSE(parse_srun_task_end("srun: error: Unable to create step for job 5: Invalid generic resource"));
     CHECK_FALSE(parse_srun_task_end("srun: launch/slurm: _step_signal: Terminating StepId=1.0"));
 }
