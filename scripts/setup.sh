@@ -8,6 +8,7 @@ packages=(
   libboost1.81-dev libspdlog-dev libfmt-dev libtomlplusplus-dev nlohmann-json3-dev catch2
   libyaml-cpp-dev  # trainer configs (Axolotl, LLaMA-Factory, torchtune, TRL, Unsloth) are YAML
   python3 python3-pytest python3-torch libopenblas0-pthread
+  slurmd slurmctld slurm-client munge  # the two-node Slurm test bed (tests/cli/slurm_bed.py)
   # stand-in trainers parse arguments with the libraries the real ones use
   python3-yaml python3-omegaconf python3-fire python3-click
   util-linux procps man-db groff-base file time tmux

@@ -74,6 +74,9 @@ nlohmann::json to_json(const oom::LogDiagnosis& d, const ExitStatus& exit) {
     out["last_step"] = d.last_step ? nlohmann::json(*d.last_step) : nlohmann::json(nullptr);
     out["total_steps"] = d.total_steps ? nlohmann::json(*d.total_steps) : nlohmann::json(nullptr);
     out["lines"] = d.lines;
+    out["srun_cause"] = d.srun_cause ? nlohmann::json{{"node", d.srun_cause->node}, {"tasks", d.srun_cause->tasks},
+                                                      {"line", d.srun_cause->line}}
+                                     : nlohmann::json(nullptr);
     return out;
 }
 
@@ -88,6 +91,9 @@ void print_text(const oom::LogDiagnosis& d, std::ostream& out) {
     if (!v.evidence.empty())
         out << "evidence: " << (v.evidence_line ? "line " + std::to_string(*v.evidence_line) + ": " : "") << v.evidence << "\n";
     out << "why:      " << v.reason << "\n";
+    if (d.srun_cause)
+        out << "cause:    node " << d.srun_cause->node << ", task " << d.srun_cause->tasks
+            << " ended first; the other tasks' ends followed it (" << d.srun_cause->line << ")\n";
     if (d.last_step)
         out << "progress: step " << *d.last_step << (d.total_steps ? " of " + std::to_string(*d.total_steps) : "") << "\n";
 }

@@ -2,6 +2,8 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+
+#include "ladder/command_line.hpp"
 #include "cli/workload_options.hpp"
 #include "ladder/trainer_profile.hpp"
 #include "supervise/notifier.hpp"
@@ -71,7 +73,7 @@ constexpr const char* kEpilog =
 
 RunOptions options_from(const ParsedArgs& parsed) {
     RunOptions o;
-    o.command = parsed.rest();
+    o.command = with_kill_on_bad_exit(parsed.rest());  // under srun, one dead rank ends the step at once
     o.profile = parsed.get("profile");
     if (auto dir = parsed.get("run-dir")) o.run_dir = *dir;
     o.overwrite = parsed.has("overwrite");

@@ -67,6 +67,24 @@ const Valued kTorchrunOptions = {"--nnodes", "--nproc_per_node", "--nproc-per-no
 const Valued kUvOptions = {"--with", "--python", "-p", "--project", "--directory", "--env-file", "--extra", "--group",
                            "--index-url", "--index", "--with-requirements", "--package"};
 
+// srun's options that take the next word (srun(1), Slurm 22.05); -K/--kill-on-bad-exit, --exclusive,
+// --nice and the like take a value only as --opt=value or -Kvalue.
+const Valued kSrunOptions = {
+    "-A", "--account", "-b", "--begin", "-c", "--cpus-per-task", "-C", "--constraint", "-d", "--dependency",
+    "-D", "--chdir", "-e", "--error", "-G", "--gpus", "-i", "--input", "-J", "--job-name", "-L", "--licenses",
+    "-m", "--distribution", "-M", "--clusters", "-n", "--ntasks", "-N", "--nodes", "-o", "--output", "-p",
+    "--partition", "-q", "--qos", "-r", "--relative", "-S", "--core-spec", "-t", "--time", "-T", "--threads",
+    "-w", "--nodelist", "-W", "--wait", "-x", "--exclude", "--mem", "--mem-per-cpu", "--mem-per-gpu",
+    "--ntasks-per-node", "--ntasks-per-socket", "--ntasks-per-core", "--ntasks-per-gpu", "--gres", "--gres-flags",
+    "--export", "--cpu-bind", "--mem-bind", "--gpu-bind", "--mpi", "--signal", "--gpus-per-node",
+    "--gpus-per-task", "--gpus-per-socket", "--cpus-per-gpu", "--jobid", "--het-group", "--network",
+    "--reservation", "--comment", "--mail-type", "--mail-user", "--sockets-per-node", "--cores-per-socket",
+    "--threads-per-core", "--task-epilog", "--task-prolog", "--prolog", "--epilog", "--open-mode", "--switches",
+    "--time-min", "--tmp", "--uid", "--gid", "--wckey", "--cpu-freq", "--hint", "--container", "--mincpus",
+    "--nodefile", "--profile", "--resv-ports", "--acctg-freq", "--deadline", "--delay-boot", "--exact-time",
+    "--input-filter", "--output-filter", "--error-filter", "--cluster-constraint", "--tres-per-task",
+    "--x11", "--bb", "--bbf", "--spread-job", "--send-libs"};
+
 // The operands after one wrapper's options, or nullopt when argv[i] is no wrapper.
 std::optional<size_t> after_wrapper(const std::vector<std::string>& argv, size_t i) {
     const std::string name = base_name(argv[i]);
@@ -117,6 +135,10 @@ TrainerInvocation locate_trainer(const std::vector<std::string>& argv) {
             const size_t script = skip_options(argv, i + 1, {"-o", "-O", "+O", "--rcfile", "--init-file"});
             if (script < argv.size() && argv[script - 1] == "-c") return {i, false, i + 1, argv[i]};  // a command string
             return {script, false, script + 1, script < argv.size() ? argv[script] : ""};
+        } else if (name == "srun") {
+            i = skip_options(argv, i + 1, kSrunOptions);  // the step's program: a launcher, a guard, the trainer
+        } else if (name == "sparkguard" && i + 1 < argv.size() && argv[i + 1] == "node") {
+            i = skip_options(argv, i + 2, {});
         } else if (name == "uv" && i + 1 < argv.size() && argv[i + 1] == "run") {
             i = skip_options(argv, i + 2, kUvOptions);
         } else if (name == "accelerate" && i + 1 < argv.size() && argv[i + 1] == "launch") {
@@ -135,6 +157,21 @@ TrainerInvocation locate_trainer(const std::vector<std::string>& argv) {
         }
     }
     return {argv.size(), false, argv.size(), ""};
+}
+
+std::optional<SrunInvocation> locate_srun(const std::vector<std::string>& argv) {
+    const size_t i = skip_wrappers(argv);
+    if (i >= argv.size() || base_name(argv[i]) != "srun") return std::nullopt;
+    return SrunInvocation{i, skip_options(argv, i + 1, kSrunOptions)};
+}
+
+std::vector<std::string> with_kill_on_bad_exit(std::vector<std::string> argv) {
+    const auto srun = locate_srun(argv);
+    if (!srun) return argv;
+    for (size_t i = srun->srun + 1; i < srun->operand; ++i)
+        if (starts_with(argv[i], "-K") || starts_with(argv[i], "--kill-on-bad-exit")) return argv;
+    argv.insert(argv.begin() + static_cast<std::ptrdiff_t>(srun->srun + 1), "--kill-on-bad-exit=1");
+    return argv;
 }
 
 std::vector<std::string> trainer_args(const std::vector<std::string>& argv, const TrainerInvocation& where) {

@@ -1,9 +1,10 @@
 #pragma once
-// Where the trainer sits in a command: launchers and wrappers (env, nice, nohup, prlimit, taskset,
+// Where the trainer sits in a command: launchers and wrappers (srun, sparkguard node, env, nice, nohup, prlimit, taskset,
 // numactl, timeout, stdbuf, uv run, python [-m], accelerate launch, torchrun, deepspeed) come
 // first, and their own options are never the trainer's. Pure: argv in, positions out.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,18 @@ TrainerInvocation locate_trainer(const std::vector<std::string>& argv);
 // The index of the first word that is not a process wrapper (env, nice, nohup, prlimit, taskset,
 // numactl, timeout, stdbuf, setsid, ionice, time) or its option: the launcher or the program.
 size_t skip_wrappers(const std::vector<std::string>& argv);
+
+// srun in a command (after any wrappers): its index and the index of the step's program, past
+// srun's own options.
+struct SrunInvocation {
+    size_t srun = 0;
+    size_t operand = 0;
+};
+std::optional<SrunInvocation> locate_srun(const std::vector<std::string>& argv);
+
+// The command with srun told to end the step when one task fails (--kill-on-bad-exit=1), unless
+// srun's options already say (-K, -K0, --kill-on-bad-exit=0); other commands unchanged.
+std::vector<std::string> with_kill_on_bad_exit(std::vector<std::string> argv);
 
 // The trainer's own arguments: argv[args_begin..].
 std::vector<std::string> trainer_args(const std::vector<std::string>& argv, const TrainerInvocation& where);

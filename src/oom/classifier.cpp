@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oom/srun_output.hpp"
 #include "util/printable.hpp"
 #include "util/strings.hpp"
 
@@ -51,6 +52,7 @@ enum Anchor : int {
     kCancelled, kSigterm, kGotSignal, kOsFork, kPopenFork, kForkExec,
     kNvrm, kRecoverOom, kOomDetected, kNoExecutableBatch, kReturnCode, kByOomKiller, kOomKillResult,
     kTraceback, kErrorColon, kErrorLower, kException, kTerminateCalled, kSegfault, kCoreDumped, kFatalPython,
+    kOutOfMemorySlurm, kKillEvent, kSrunError,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -63,6 +65,7 @@ const std::vector<std::string> kAnchorTexts = {
     "oom-kill",
     "Traceback (most", "Error:", "error:", "Exception", "terminate called", "Segmentation fault", "core dumped",
     "Fatal Python error",
+    "Out Of Memory", "kill event", "srun: error: ",
 };
 static_assert(kAnchorCount <= 64, "LiteralSet finds at most 64 literals");
 constexpr uint64_t bit(Anchor anchor) { return uint64_t{1} << anchor; }
@@ -217,6 +220,18 @@ bool termination(std::string_view s) {
            has(s, "got signal: 15");
 }
 
+// srun's account of a task that Slurm's cgroup killed: "srun: error: node2: task 1: Out Of Memory".
+bool slurm_task_oom(std::string_view s) {
+    auto end = parse_srun_task_end(s);
+    return end && end->out_of_memory;
+}
+
+// slurmstepd's count of the step's cgroup OOM kills, on any node: "slurmstepd: error: Detected 1
+// oom-kill event(s) in StepId=5.0 cgroup." (older: "in step 370626.batch cgroup"; some: "oom_kill event").
+bool slurm_oom_events(std::string_view s) {
+    return has(s, "Detected ") && (has(s, "oom-kill event") || has(s, "oom_kill event"));
+}
+
 struct Rule {
     uint64_t anchors;
     Kind kind;
@@ -242,6 +257,8 @@ const std::array kMessageRules = {
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     Rule{bit(kOutOfMemory) | bit(kRecoverOom) | bit(kOomDetected) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
+    Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
+    Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
 };
 
 std::string evidence_text(std::string_view text) {
@@ -463,7 +480,10 @@ void Classifier::note_context(uint64_t found, std::string_view line) {
         if (message_ && message_->kind == Kind::enomem && lines_ - message_->line <= kForkContextLines)
             message_->kind = Kind::dataloader_fork;
     }
-    if ((found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal))) && termination(line)) termination_seen_ = true;
+    // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
+    if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;
+    if ((found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal))) && termination(line) && !srun_task_ended_)
+        termination_seen_ = true;
 }
 
 std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uint64_t found) const {

@@ -143,6 +143,7 @@ private:
     std::optional<Evidence> nvrm_;     // the first NVIDIA driver allocation failure pasted into the output
     std::optional<Evidence> error_;    // the first other error in the output (a traceback, an exception, a crash)
     bool termination_seen_ = false;    // a scheduler's SIGTERM or cancellation
+    bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
     long long fork_context_until_ = 0; // lines up to this one follow a fork() in a traceback
     long long lines_ = 0;
     bool training_ = false;

@@ -59,13 +59,16 @@ void LogDiagnoser::feed(std::string_view segment) {
     tracker_.feed(segment);
     if (auto step = tracker_.last_step()) classifier_.mark_step(*step);
     else if (tracker_.training_started()) classifier_.mark_training_started();
+    srun_.feed(segment);
     if (classifier_.feed(segment)) physical_[classifier_.lines_seen()] = line_number_ + 1;
 }
 
 LogDiagnosis LogDiagnoser::finish(const ExitStatus& exit, const KernelEvidence& kernel) {
     flush_segment();
-    LogDiagnosis d{classifier_.verdict(exit, kernel), tracker_.last_step(), tracker_.total_steps(),
-                   line_number_ + (in_line_ ? 1 : 0)};
+    const auto& cause = srun_.cause();
+    const ExitStatus status = cause && cause->status.known() && !exit.succeeded() ? cause->status : exit;
+    LogDiagnosis d{classifier_.verdict(status, kernel), tracker_.last_step(), tracker_.total_steps(),
+                   line_number_ + (in_line_ ? 1 : 0), cause};
     if (d.verdict.evidence_line) {
         auto it = physical_.find(*d.verdict.evidence_line);
         d.verdict.evidence_line = it == physical_.end() ? std::nullopt : std::optional(it->second);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "oom/classifier.hpp"
+#include "oom/srun_output.hpp"
 #include "telemetry/step_tracker.hpp"
 
 namespace sg::oom {
@@ -19,6 +20,7 @@ struct LogDiagnosis {
     std::optional<long long> last_step;
     std::optional<long long> total_steps;
     long long lines = 0;
+    std::optional<SrunTaskEnd> srun_cause;  // the log is srun's: the task whose end srun reported first
 };
 
 class LogDiagnoser {
@@ -29,6 +31,7 @@ public:
 
     // The next bytes of the log.
     void chunk(std::string_view data);
+    // With srun's output, the first task's end stands for `exit` (srun returns a later task's).
     LogDiagnosis finish(const ExitStatus& exit, const KernelEvidence& kernel);
 
     // A "line" longer than this (binary garbage without newlines) is fed in pieces.
@@ -42,6 +45,7 @@ private:
 
     telemetry::StepTracker tracker_;
     Classifier classifier_;
+    SrunCause srun_;
     std::string pending_;
     long long line_number_ = 0;                // complete '\n' lines so far
     bool in_line_ = false;                     // bytes after the last '\n' were seen

@@ -53,6 +53,8 @@ AttemptRecord attempt_from_json(const json& j) {
     a.phase = optional_field<std::string>(j, "phase");
     a.evidence = optional_field<std::string>(j, "evidence");
     a.confidence = optional_field<std::string>(j, "confidence");
+    a.node = optional_field<std::string>(j, "node");
+    a.rank = optional_field<std::string>(j, "rank");
     a.started = j.value("started", "");
     a.ended = j.value("ended", "");
     a.resumed_from = optional_field<std::string>(j, "resumed_from");
@@ -80,6 +82,8 @@ json to_json(const AttemptRecord& a) {
         {"phase", optional_json(a.phase)},
         {"evidence", optional_json(a.evidence)},
         {"confidence", optional_json(a.confidence)},
+        {"node", optional_json(a.node)},
+        {"rank", optional_json(a.rank)},
         {"started", a.started},
         {"ended", a.ended},
         {"resumed_from", optional_json(a.resumed_from)},

@@ -25,6 +25,8 @@ struct AttemptRecord {
     std::optional<std::string> phase;       // load | train
     std::optional<std::string> evidence;    // the deciding line
     std::optional<std::string> confidence;  // certain | probable
+    std::optional<std::string> node;        // under srun: the node whose task ended first
+    std::optional<std::string> rank;        // and that task's number(s), as srun gave them ("1", "0-1")
     std::string started;
     std::string ended;
     std::optional<std::string> resumed_from;      // the checkpoint it resumed from (checked against its first step)

@@ -483,7 +483,7 @@ private:
     // The trainer is dead: its end of train.log goes through the same classifier as `sparkguard
     // diagnose`, from the second-to-last step on (evidence two steps old was survived), with what
     // the kernel said.
-    oom::Verdict judge(const AttemptExit& exit) {
+    oom::LogDiagnosis judge(const AttemptExit& exit) {
         const std::uint64_t end = log_.size();
         std::uint64_t from = step_offsets_.size() == 2 ? std::max(attempt_log_start_, step_offsets_.front()) : attempt_log_start_;
         from = std::max(from, end > kJudgedTail ? end - kJudgedTail : 0);
@@ -496,10 +496,11 @@ private:
         const oom::ExitStatus status = exit.term_signal ? oom::ExitStatus::killed(*exit.term_signal)
                                                         : oom::ExitStatus::exited(exit.exit_code);
         std::set<int> pids(seen_pids_.begin(), seen_pids_.end());
-        oom::Verdict verdict = diagnoser.finish(status, watch_ ? watch_->collect(pids) : oom::KernelEvidence{}).verdict;
+        oom::LogDiagnosis diagnosis = diagnoser.finish(status, watch_ ? watch_->collect(pids) : oom::KernelEvidence{});
         std::vector<oom::MemoryReading> recent;
         for (const auto& s : recent_) recent.push_back({s.total, s.available});
-        return oom::judge_death(std::move(verdict), status, recent, steps_->training_started());
+        diagnosis.verdict = oom::judge_death(std::move(diagnosis.verdict), status, recent, steps_->training_started());
+        return diagnosis;
     }
 
     // The attempt's last output lines, read back from train.log.
@@ -550,17 +551,31 @@ private:
             record.outcome = "succeeded";
             return finish("succeeded", kExitOk, "succeeded on attempt " + std::to_string(record.n));
         }
-        oom::Verdict verdict = judge(exit);
+        const oom::LogDiagnosis diagnosis = judge(exit);
+        const oom::Verdict& verdict = diagnosis.verdict;
         if (!verdict.oom && record.argv != options_.command)
             if (auto refused = argument_error(last_output_lines(40))) return end_refused(record, exit, *refused);
+        if (diagnosis.srun_cause) note_srun_cause(record, *diagnosis.srun_cause, exit);
         if (!verdict.oom) {
+            const int code = diagnosis.srun_cause ? diagnosis.srun_cause->exit_code() : exit.exit_code;
             record.outcome = "failed";
+            record.exit_code = code;
             record.evidence = verdict.evidence.empty() ? std::nullopt : std::optional(verdict.evidence);
-            return finish("failed", exit.exit_code,
-                          "the trainer failed (exit " + std::to_string(exit.exit_code) + ") for a reason that is not OOM: " +
+            return finish("failed", code,
+                          "the trainer failed (exit " + std::to_string(code) + ") for a reason that is not OOM: " +
                               (verdict.reason.empty() ? "see train.log" : verdict.reason));
         }
         return record_oom(record, verdict);
+    }
+
+    // srun returns the status of the last task it saw end; the first one is the death's cause.
+    void note_srun_cause(AttemptRecord& record, const oom::SrunTaskEnd& cause, const AttemptExit& exit) {
+        record.node = cause.node;
+        record.rank = cause.tasks;
+        record.notes.push_back("srun: task " + cause.tasks + " on " + cause.node + " ended first (" + cause.line +
+                               "); srun itself returned " + std::to_string(exit.exit_code));
+        events_.write("srun-cause", {{"attempt", record.n}, {"node", cause.node}, {"tasks", cause.tasks},
+                                     {"line", cause.line}, {"srun_exit_code", exit.exit_code}});
     }
 
     // The trainer's parser rejected what sparkguard wrote: that is the profile's fault, and

@@ -95,3 +95,19 @@ def memory_cgroup():
                 break
             except OSError:
                 time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def slurm_bed():
+    """A real two-node Slurm (slurm_bed.py), started once for a test module and torn down after it,
+    every process, namespace, veth and file it made, whatever happened."""
+    import slurm_bed as bed_module
+    why_not = bed_module.available()
+    if why_not:
+        pytest.skip(f"the Slurm test bed {why_not}")
+    bed = bed_module.SlurmBed()
+    try:
+        bed.start()
+        yield bed
+    finally:
+        bed.stop()

@@ -19,10 +19,15 @@ address-space cap OpenBLAS then cannot map its work buffers and spins forever in
 Without it, one small matmul runs first, as every trainer in sparkguard's tests does.
 --hang_at_step N sleeps forever at step N unless resumed (a hang without memory pressure).
 Every attempt appends one JSON line to OUTPUT_DIR/attempts.jsonl saying what it ran with.
+Under srun with HF_TRAIN_DDP=1 it is one rank of a real gloo DDP job (env:// rendezvous from
+SLURM_PROCID, SLURM_NTASKS and SLURM_NODELIST; rank 0 writes the checkpoints), and with
+HF_TRAIN_CAP_RANK=R HF_TRAIN_CAP=BYTES rank R re-executes itself under `prlimit --as=BYTES`.
 """
 import argparse
 import json
 import os
+import re
+import socket
 import sys
 import time
 
@@ -116,8 +121,30 @@ def progress(step, total, started):
     sys.stderr.flush()
 
 
+def cap_this_rank():
+    """prlimit --as on one rank only: that rank runs again under the cap."""
+    rank, cap = os.environ.get("HF_TRAIN_CAP_RANK"), os.environ.get("HF_TRAIN_CAP")
+    if rank is None or os.environ.get("SLURM_PROCID") != rank or os.environ.get("HF_TRAIN_CAPPED"):
+        return
+    os.environ["HF_TRAIN_CAPPED"] = "1"
+    os.execvp("prlimit", ["prlimit", f"--as={cap}", sys.executable, *sys.argv])
+
+
+def init_distributed():
+    """The rank under srun with HF_TRAIN_DDP=1 (gloo, env:// rendezvous on the first node), else None."""
+    if os.environ.get("HF_TRAIN_DDP") != "1" or int(os.environ.get("SLURM_NTASKS", "1")) < 2:
+        return None
+    m = re.match(r"([^\[,]+)(?:\[(\d+))?", os.environ["SLURM_NODELIST"])
+    os.environ.update(MASTER_ADDR=m.group(1) + (m.group(2) or ""), MASTER_PORT=os.environ.get("HF_TRAIN_PORT", "29533"),
+                      RANK=os.environ["SLURM_PROCID"], WORLD_SIZE=os.environ["SLURM_NTASKS"])
+    torch.distributed.init_process_group("gloo", init_method="env://")
+    return int(os.environ["RANK"])
+
+
 def main():
+    cap_this_rank()
     args = parse_args()
+    rank = init_distributed()
     qlora = str2bool(args.load_in_4bit)
     reserved = None
     if args.reserve_kb_per_token:
@@ -128,6 +155,8 @@ def main():
         torch.ones(64, 64) @ torch.ones(64, 64)
     torch.manual_seed(args.seed)
     model = TinyLM(width=args.width)
+    if rank is not None:
+        model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)
     batch = args.per_device_train_batch_size
     start = 0
@@ -142,7 +171,7 @@ def main():
         print(f"Continuing training from checkpoint, will skip to saved global_step {start}", flush=True)
     os.makedirs(args.output_dir, exist_ok=True)
     with open(os.path.join(args.output_dir, "attempts.jsonl"), "a") as f:
-        f.write(json.dumps({"pid": os.getpid(), "batch": batch, "accum": args.gradient_accumulation_steps,
+        f.write(json.dumps({"pid": os.getpid(), "rank": rank, "host": socket.gethostname(), "batch": batch, "accum": args.gradient_accumulation_steps,
                             "seq": args.max_seq_length, "qlora": qlora, "start_step": start,
                             "resumed_from": args.resume_from_checkpoint}) + "\n")
     print(f"***** Running training *****\n  Instantaneous batch size per device = {batch}\n"
@@ -153,7 +182,7 @@ def main():
     for step in range(start + 1, args.max_steps + 1):
         seq = args.max_seq_length if step > args.warmup_steps else max(8, args.max_seq_length // 4)
         for micro in range(args.gradient_accumulation_steps):
-            tokens = batch_for(step * 100 + micro, batch, seq)
+            tokens = batch_for(step * 100 + micro + 7919 * (rank or 0), batch, seq)
             if qlora:  # dequantised weight copies, alive through the step
                 scratch = torch.ones(args.qlora_overhead_mb * (1 << 18))
             logits = model(tokens[:, :-1])
@@ -162,6 +191,9 @@ def main():
             if qlora:
                 del scratch
             loss_value = loss.item()
+        if rank is not None and os.environ.get("HF_TRAIN_FAIL_RANK") == str(rank) and step == start + 2:
+            print(f"ValueError: rank {rank}: a malformed row in the dataset shard", flush=True)
+            sys.exit(3)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         progress(step, args.max_steps, started)
@@ -169,7 +201,7 @@ def main():
             sys.stderr.write("\n")
             print({"loss": round(loss_value, 4), "learning_rate": args.learning_rate,
                    "epoch": round(step / args.max_steps, 2)}, flush=True)
-        if step % args.save_steps == 0 or step == args.max_steps:
+        if (step % args.save_steps == 0 or step == args.max_steps) and not rank:
             save_checkpoint(args, model, optimizer, step, batch, loss_value)
         if args.step_sleep:
             time.sleep(args.step_sleep)
@@ -179,6 +211,11 @@ def main():
                 time.sleep(60)
     sys.stderr.write("\n")
     print({"train_runtime": round(time.time() - started, 3), "train_loss": round(loss_value, 4)}, flush=True)
+    if rank is not None:  # torch 1.13's gloo can hang at interpreter exit: leave after a last barrier
+        torch.distributed.barrier()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
