@@ -1,7 +1,9 @@
 """Shared helpers for the command-line tests of `sparkguard run`: the binary, real trainers,
 and cleanup of every process and memory cgroup a test creates."""
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -18,10 +20,17 @@ PYTHON = "/usr/bin/python3"
 CGROUP_V1 = Path("/sys/fs/cgroup/memory")
 
 
+def state_dir():
+    """A fresh XDG_STATE_HOME (a history of measured runs of its own), removed when the tests end."""
+    path = tempfile.mkdtemp(prefix="sg-state-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def base_env(**extra):
     """The environment of a test run, with a history of measured runs of its own (XDG_STATE_HOME)."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1", SPARKGUARD_PROFILES=str(SOURCE / "profiles"),
-               PATH=f"{SOURCE / 'tests' / 'fakes'}:{os.environ['PATH']}", XDG_STATE_HOME=tempfile.mkdtemp(prefix="sg-state-"))
+               PATH=f"{SOURCE / 'tests' / 'fakes'}:{os.environ['PATH']}", XDG_STATE_HOME=state_dir())
     env.update(extra)
     return env
 

@@ -3,10 +3,11 @@ import json
 import os
 import struct
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
+
+from conftest import state_dir
 
 BINARY = os.environ.get("SPARKGUARD", "sparkguard")
 SOURCE = Path(os.environ.get("SPARKGUARD_SOURCE", Path(__file__).resolve().parents[2]))
@@ -21,7 +22,7 @@ TINY = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_a
 
 def run(*args, env=None, fake_gpu="a100-80"):
     full_env = dict(os.environ, PATH=f"{FAKES}:{os.environ['PATH']}", SPARKGUARD_FAKE_GPU=fake_gpu,
-                    SPARKGUARD_PROFILES=str(SOURCE / "profiles"), XDG_STATE_HOME=tempfile.mkdtemp(prefix="sg-state-"))
+                    SPARKGUARD_PROFILES=str(SOURCE / "profiles"), XDG_STATE_HOME=state_dir())
     full_env.update(env or {})
     return subprocess.run([BINARY, "plan", *args], capture_output=True, text=True, env=full_env, timeout=60)
 
