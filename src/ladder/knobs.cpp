@@ -258,6 +258,10 @@ void TrainerCommand::read_knobs() {
         if (knobs_.config.batch_size) knobs_.config.grad_accum = std::max(1L, *value / *knobs_.config.batch_size);
         knobs_.from["grad_accum"] = total->where + " / batch size";
         total_batch_ = true;
+        knobs_.notes.push_back(total->where + " is a total batch: sparkguard takes gradient accumulation as it divided by "
+                               "the batch (" + std::to_string(knobs_.config.grad_accum.value_or(1)) +
+                               "), as older trainers derived it; a trainer that ignores it (current Axolotl fills "
+                               "accumulation 1 first) trains on another effective batch: give gradient_accumulation_steps instead");
     }
     knobs_.config.seq_len = integer(Knob::seq_len);
     knobs_.config.method = method();
