@@ -1,11 +1,11 @@
 // sparkguard thermal: the telemetry sampler alone, writing thermal.csv until stopped.
-#include <chrono>
 #include <iostream>
 
 #include "accounting/platform.hpp"
 #include "cli/commands.hpp"
 #include "supervise/session.hpp"
 #include "supervise/telemetry_recorder.hpp"
+#include "util/clock.hpp"
 #include "util/errors.hpp"
 #include "util/log.hpp"
 #include "util/options.hpp"
@@ -52,8 +52,7 @@ int thermal_main(Args args) {
     const std::string platform =
         parsed.get("platform").value_or(accounting::detect_platform(accounting::load_platforms(), accounting::read_machine()).name);
 
-    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    TelemetryRecorder recorder(session, output, interval, platform, now);  // elapsed_s from this start
+    TelemetryRecorder recorder(session, output, interval, platform, epoch_seconds());  // elapsed_s from this start
     spdlog::info("sampling every {} s into {} (platform {}); Ctrl-C stops", interval, output, platform);
     while (!session.received_signal()) {
         auto meminfo = read_meminfo();

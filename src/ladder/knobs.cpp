@@ -77,6 +77,15 @@ std::vector<Hit> find_hits(const std::vector<std::string>& argv, size_t begin, c
     return hits;
 }
 
+// Every occurrence in the trainer's arguments of `keys` (as flags, and as key=value overrides
+// where the trainer takes those) and of the extra `flags`.
+std::vector<Hit> hits_of(const TrainerProfile& profile, const std::vector<std::string>& argv, size_t begin,
+                         const std::vector<std::string>& keys, const std::vector<std::string>& flags) {
+    const bool dotlist = profile.syntax.overrides == OverrideSyntax::dotlist;
+    return find_hits(argv, begin, profile.flags_for_keys(keys, flags), dotlist ? keys : std::vector<std::string>{},
+                     profile.syntax.bool_switches);
+}
+
 bool uses_placeholder(const std::vector<std::string>& argv, const std::string& placeholder) {
     const std::string token = "{" + placeholder + "}";
     return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.find(token) != std::string::npos; });
@@ -158,13 +167,7 @@ void TrainerCommand::read_config() {
 
 std::optional<TrainerCommand::Found> TrainerCommand::lookup_argv(const std::vector<std::string>& keys,
                                                                  const std::vector<std::string>& flags) const {
-    std::vector<std::string> all_flags = flags;
-    for (const auto& key : keys)
-        for (auto& flag : profile_.flags_for_key(key))
-            if (std::find(all_flags.begin(), all_flags.end(), flag) == all_flags.end()) all_flags.push_back(flag);
-    const bool dotlist = profile_.syntax.overrides == OverrideSyntax::dotlist;
-    auto hits = find_hits(argv_, trainer_.args_begin, all_flags, dotlist ? keys : std::vector<std::string>{},
-                          profile_.syntax.bool_switches);
+    const auto hits = hits_of(profile_, argv_, trainer_.args_begin, keys, flags);
     if (hits.empty()) return std::nullopt;
     const Hit& last = hits.back();  // argparse, OmegaConf and click all let the last one win
     Found found;
@@ -346,18 +349,8 @@ public:
     const std::optional<ConfigFile>& changed_copy() const { return copy_; }
 
 private:
-    std::vector<std::string> flags_for(const std::vector<std::string>& keys, const std::vector<std::string>& extra) const {
-        std::vector<std::string> flags = extra;
-        for (const auto& key : keys)
-            for (auto& flag : profile_.flags_for_key(key))
-                if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
-        return flags;
-    }
-
     std::vector<Hit> hits_for(const std::vector<std::string>& keys, const std::vector<std::string>& extra) const {
-        const bool dotlist = profile_.syntax.overrides == OverrideSyntax::dotlist;
-        return find_hits(argv_, trainer_.args_begin, flags_for(keys, extra), dotlist ? keys : std::vector<std::string>{},
-                         profile_.syntax.bool_switches);
+        return hits_of(profile_, argv_, trainer_.args_begin, keys, extra);
     }
 
     bool rewrite_argv(const std::vector<std::string>& keys, const std::vector<std::string>& extra, const std::string& value,
@@ -399,7 +392,7 @@ private:
     void append(const std::vector<std::string>& keys, const std::vector<std::string>& extra, const std::string& value) {
         auto end = std::find(argv_.begin() + static_cast<std::ptrdiff_t>(std::min(trainer_.args_begin, argv_.size())),
                              argv_.end(), "--");
-        const auto flags = flags_for(keys, extra);
+        const auto flags = profile_.flags_for_keys(keys, extra);
         const bool dotlist = profile_.syntax.overrides == OverrideSyntax::dotlist && !keys.empty() && !starts_with(keys.front(), "-");
         if (dotlist && (config_named_ || flags.empty())) {
             argv_.insert(end, keys.front() + "=" + value);

@@ -50,13 +50,16 @@ std::vector<std::string> TrainerProfile::flags_for_key(const std::string& key) c
     return out;
 }
 
-std::vector<std::string> TrainerProfile::flags_for(Knob k) const {
-    std::vector<std::string> out = knob(k).flags;
-    for (const auto& key : knob(k).keys)
+std::vector<std::string> TrainerProfile::flags_for_keys(const std::vector<std::string>& keys,
+                                                        const std::vector<std::string>& flags) const {
+    std::vector<std::string> out = flags;
+    for (const auto& key : keys)
         for (auto& flag : flags_for_key(key))
             if (std::find(out.begin(), out.end(), flag) == out.end()) out.push_back(std::move(flag));
     return out;
 }
+
+std::vector<std::string> TrainerProfile::flags_for(Knob k) const { return flags_for_keys(knob(k).keys, knob(k).flags); }
 
 namespace {
 

@@ -106,6 +106,8 @@ struct TrainerProfile {
     KnobBinding& knob(Knob k) { return knobs[static_cast<size_t>(k)]; }
     // The argv flags that spell `key` under this profile's syntax.
     std::vector<std::string> flags_for_key(const std::string& key) const;
+    // `flags`, then the flags of each of `keys`, without repeats.
+    std::vector<std::string> flags_for_keys(const std::vector<std::string>& keys, const std::vector<std::string>& flags) const;
     std::vector<std::string> flags_for(Knob k) const;
 };
 

@@ -613,8 +613,7 @@ private:
             }
         const auto started = parse_rfc3339(report_.started);
         telemetry_.emplace(session_, dir_.thermal(), options_.thermal_interval, platform_,
-                           started ? started->epoch_s : std::chrono::duration<double>(
-                                                            std::chrono::system_clock::now().time_since_epoch()).count());
+                           started ? started->epoch_s : epoch_seconds());
     }
 
     void record_telemetry(const MemorySample& sample) {

@@ -7,14 +7,6 @@
 
 namespace sg {
 
-namespace {
-
-double epoch_seconds() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
-
 TelemetryRecorder::TelemetryRecorder(Session& session, const std::filesystem::path& csv, double interval_seconds,
                                      std::string platform, double run_started)
     : gpu_(telemetry::probe_gpu_source()),

@@ -86,4 +86,6 @@ double monotonic_seconds() {
     return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+double epoch_seconds() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
 }  // namespace sg

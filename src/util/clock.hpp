@@ -27,5 +27,7 @@ Result<Timestamp> parse_rfc3339(std::string_view text);
 
 // Seconds on the monotonic clock, for durations and timeouts.
 double monotonic_seconds();
+// Seconds since 1970-01-01T00:00:00Z on the wall clock: durations that span a restart.
+double epoch_seconds();
 
 }  // namespace sg
