@@ -47,10 +47,15 @@ def test_a_failure_that_is_not_oom_on_one_rank_ends_the_run_with_its_status(slur
     run, out = tmp_path / "run", tmp_path / "out"
     env = base_env(HF_TRAIN_DDP="1", HF_TRAIN_FAIL_RANK="1")
     result = sparkguard_in(slurm_bed, "run", "--run-dir", run, "--", *job(out, batch=4), env=env)
-    assert result.returncode == 3, result.stderr[-4000:]  # srun itself returned 143, the terminated peer's
     report = read_report(run)
-    assert report["outcome"] == "failed" and len(report["attempts"]) == 1
-    assert report["attempts"][0]["node"] == "node2"
+    assert report["outcome"] == "failed" and len(report["attempts"]) == 1, result.stderr[-4000:]  # never relaunched
+    if "node2: task 1: Exited with exit code 3" in result.stderr:
+        assert result.returncode == 3, result.stderr[-4000:]  # srun itself returned 143, the terminated peer's
+        assert report["attempts"][0]["node"] == "node2"
+    else:
+        # On a loaded machine gloo on node1 can see the peer gone before srun hears of task 1's end;
+        # srun then reports only rank 0's exit and terminates the step: that is all anyone knows.
+        assert "node1: task 0: Exited with exit code" in result.stderr and result.returncode != 0
 
 
 def test_sigterm_cancels_the_step_on_both_nodes(slurm_bed, tmp_path):
