@@ -7,6 +7,7 @@
 #include <cctype>
 #include <csignal>
 #include <cstring>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -40,32 +41,48 @@ constexpr std::array kKindNames = {
     std::pair{Kind::host_lost_memory, "host-lost-memory"},
     std::pair{Kind::unified_memory, "unified-memory"},
     std::pair{Kind::caught_oom, "caught-oom"},
+    std::pair{Kind::xpu, "xpu"},
+    std::pair{Kind::engine_allocator, "engine-allocator"},
+    std::pair{Kind::monitor_kill, "monitor-kill"},
+};
+
+constexpr std::array kFamilyNames = {
+    std::pair{Family::allocator, "allocator"},     std::pair{Family::library, "library"},
+    std::pair{Family::kernel_kill, "kernel-kill"}, std::pair{Family::monitor, "monitor"},
+    std::pair{Family::driver, "driver"},           std::pair{Family::sigkill, "sigkill"},
+    std::pair{Family::recovered, "recovered-then-died"}, std::pair{Family::supervisor, "supervisor"},
 };
 
 // Fixed strings one of which every line the rules care about contains; LiteralSet finds them
 // all in one pass, and lines with none (nearly all of them, "memory" in a report included) cost
-// nothing more. Each is at least 6 bytes, so the scan skips 5 bytes at a time.
+// nothing more. At most 64 (a bit each); "OOM" stands for every rule that needs the word.
 enum Anchor : int {
     kOutOfMemory, kOutOfMemoryCapital, kOutOfMemoryClass, kOutOfMemoryCaps, kMemoryAllocation, kAllocFailed,
-    kOomWhen, kAllocateMemory, kNotEnoughMemory, kMemoryError,
+    kOom, kAllocateMemory, kNotEnoughMemory, kMemoryError,
     kKilled, kKilledLower, kKilledZh, kSigkill, kExitcode, kExitCode, kExitStatus, kExitedWith,
     kCancelled, kSigterm, kGotSignal, kOsFork, kPopenFork, kForkExec,
-    kNvrm, kRecoverOom, kOomDetected, kNoExecutableBatch, kReturnCode, kByOomKiller, kOomKillResult,
+    kNvrm, kNoExecutableBatch, kReturnCode, kByOomKiller, kOomKillResult,
     kTraceback, kErrorColon, kErrorLower, kException, kTerminateCalled, kSegfault, kCoreDumped, kFatalPython,
     kOutOfMemorySlurm, kKillEvent, kSrunError,
+    kToAllocate, kAllocationFailed, kAllocFailedLower, kInsufficient, kExhaustedCaps, kExhausted, kAvailableMemory,
+    kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
+    kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
-    "out of memory", "Out of memory", "OutOfMemory", "OUT_OF_MEMORY", "MemoryAllocation", "ALLOC_FAILED",
-    "OOM when", "allocate memory", "not enough memory", "MemoryError",
+    "out of memory", "Out of memory", "OutOfMemory", "OUT_OF_ME", "MemoryAllocation", "ALLOC_FAILED",
+    "OOM" /* OOM when allocating, OOM Detected, recover from OOM, OOMKilled, due to CUDA OOM */, "allocate memory", "ot enough memory", "MemoryError",
     "Killed", "killed", "\u5df2\u6740\u6b7b" /* 已杀死: bash's zh_CN "Killed" */, "SIGKILL", "exitcode", "exit code",
     "exit status", "exited with",
-    "CANCELLED", "(SIGTERM)", "got signal", "os.fork()", "popen_fork", "fork_exec",
-    "NVRM: ", "recover from OOM", "OOM Detected", "No executable batch size", "return code", "by the OOM killer",
+    "CANCELLED", "SIGTERM", "got signal", "os.fork()", "popen_fork", "fork_exec",
+    "NVRM: ", "No executable batch size", "return code", "by the OOM killer",
     "oom-kill",
     "Traceback (most", "Error:", "error:", "Exception", "terminate called", "Segmentation fault", "core dumped",
     "Fatal Python error",
     "Out Of Memory", "kill event", "srun: error: ",
+    "o allocate", "llocation failed", "alloc failed", "nsufficient ", "EXHAUSTED", "exhausted", "available memory",
+    "memory limit", "memory budget", "memory pressure", "systemd-oomd", "low on ", "available RAM",
+    "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache",
 };
 static_assert(kAnchorCount <= 64, "LiteralSet finds at most 64 literals");
 constexpr uint64_t bit(Anchor anchor) { return uint64_t{1} << anchor; }
@@ -80,6 +97,8 @@ constexpr size_t kWrapJoin = 400;       // bytes of each side joined to look for
 constexpr size_t kEvidenceBytes = 1000;
 constexpr int kSurvivalSteps = 2;
 constexpr long long kForkContextLines = 40;
+constexpr long long kCompetingLines = 20;
+constexpr long long kRetryLines = 5;  // an engine's retry this close after its allocation failure answers it  // an error this close before a SIGKILL sign competes with the OOM killer
 
 bool has(std::string_view text, std::string_view needle) {
     return ::memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
@@ -113,7 +132,8 @@ bool cuda_runtime(std::string_view s) {
 bool caught_oom(std::string_view s) {
     if (has(s, "raise ")) return false;  // the finder's source line in a traceback
     return has(s, "recover from OOM") || (has(s, "ran out of memory") && has(s, "skipping batch")) ||
-           has(s, "OOM Detected, reducing batch") || has(s, "No executable batch size found");
+           has(s, "OOM Detected, reducing batch") || has(s, "No executable batch size found") ||
+           (has(s, "to CPU due to") && has(s, "OOM"));  // mmengine's AvoidCUDAOOM
 }
 
 // systemd's account of a unit's process killed at the unit's memory limit or the machine's.
@@ -152,9 +172,13 @@ bool python_memory_error(std::string_view s) {
 }
 
 // A kernel OOM-killer line pasted into the log (dmesg appended by hand, a container's log).
+// Also the OOM killer's header and its call trace ("python invoked oom-killer: gfp_mask=...",
+// "oom_kill_process+0x202/0x3c0") when the excerpt stops before its "Killed process" line.
 bool kernel_record(std::string_view s) {
-    return (has(s, "Killed process") || has(s, "Kill process")) &&
-           (has(s, "Out of memory") || has(s, "Memory cgroup out of memory"));
+    if ((has(s, "Killed process") || has(s, "Kill process")) &&
+        (has(s, "Out of memory") || has(s, "Memory cgroup out of memory")))
+        return true;
+    return has(s, "invoked oom-killer") || has(s, "] oom_kill_process+");
 }
 
 // "exitcode: -9" in torchrun's failure line and "exitcode  : -9 (pid: N)" in ChildFailedError.
@@ -207,17 +231,32 @@ bool shell_killed(std::string_view s) {
 }
 
 bool sigkill_sign(std::string_view s, uint64_t found) {
-    if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL"))) return true;
+    if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL") || has(s, "by signal SIGKILL")))
+        return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
     if ((found & bit(kKilled)) && has(s, "killed by signal: Killed")) return true;
+    if ((found & bit(kKilledLower)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
+    if (found & bit(kKernelDied)) return has(s, "kernel") && has(s, "appears to have died");  // Jupyter's notice
     return (found & (bit(kKilled) | bit(kKilledLower) | bit(kKilledZh))) && shell_killed(s);
 }
 
+// A launcher's or scheduler's report of a process's end: the death's consequence, never a cause competing with it.
+bool death_report(std::string_view s) {
+    return has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") || parse_srun_task_end(s);
+}
+
+// A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut down.
+// A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut
+// down, docker compose stopping its services, Kubernetes evicting a pod for anything but memory.
 bool termination(std::string_view s) {
-    return has(s, "CANCELLED AT") || has(s, "DUE TO TIME LIMIT") || has(s, "Signal 15 (SIGTERM) received") ||
-           has(s, "got signal: 15");
+    const std::string_view t = trim(s);
+    return has(s, "CANCELLED AT") || has(s, "DUE TO TIME LIMIT") || has(s, "DUE TO PREEMPTION") ||
+           has(s, "Signal 15 (SIGTERM) received") || has(s, "got signal: 15") || has(s, "Received SIGTERM") ||
+           (has(s, "death signal") && has(s, "shutting down")) || has(s, "Gracefully stopping") ||
+           (t.starts_with("Stopping ") && t.ends_with("... done")) ||
+           (has(s, "low on resource: ") && !has(s, "low on resource: memory"));
 }
 
 // srun's account of a task that Slurm's cgroup killed: "srun: error: node2: task 1: Out Of Memory".
@@ -232,18 +271,140 @@ bool slurm_oom_events(std::string_view s) {
     return has(s, "Detected ") && (has(s, "oom-kill event") || has(s, "oom_kill event"));
 }
 
+// --- The monitor family: a scheduler or framework that watches memory killed the worker and said so.
+
+// A word of its own: "OUT_OF_MEMORY" as a job state, not inside CUDA_ERROR_OUT_OF_MEMORY.
+bool state_word(std::string_view s, std::string_view word) {
+    for (size_t at = s.find(word); at != std::string_view::npos; at = s.find(word, at + 1)) {
+        const char before = at == 0 ? ' ' : s[at - 1];
+        if (before != '_' && !std::isalnum(static_cast<unsigned char>(before))) return true;
+    }
+    return false;
+}
+
+// Slurm's accounting: "Job 7518 exceeded memory limit (626359956 > 512000000), being killed",
+// "Exceeded job memory limit"; the job state OUT_OF_MEMORY (sacct cuts it to "OUT_OF_ME+").
+// Not "Exceeded job memory limit at some point": Slurm prints that for jobs that went on to finish.
+bool slurm_memory_limit(std::string_view s) {
+    if (has(s, "exceeded memory limit") && has(s, "being killed")) return true;
+    if ((has(s, "Exceeded job memory limit") || has(s, "Exceeded step memory limit")) && !has(s, "at some point"))
+        return true;
+    return state_word(s, "OUT_OF_ME");
+}
+
+// The leading count of "2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers
+// crashed due to other reasons": Ray prints the summary when the count is 0 too.
+bool ray_summary_counts_kills(std::string_view s) {
+    const size_t at = s.find(" Workers (tasks / actors) killed due to memory pressure");
+    if (at == std::string_view::npos) return false;
+    size_t begin = at;
+    while (begin > 0 && is_digit(s[begin - 1])) --begin;
+    return begin < at && s.substr(begin, at - begin) != "0";
+}
+
+// Ray's memory monitor ("Task was killed due to the node running low on memory", its
+// OutOfMemoryError, an actor dead of NODE_OUT_OF_MEMORY), Dask's nanny ("Worker exceeded 95% memory
+// budget. Restarting"), Kubernetes' OOMKilled (not docker inspect's "OOMKilled": false), docker's
+// "container oom" event, systemd-oomd's kill, YARN's container kill, Colab's crashed session.
+bool framework_memory_monitor(std::string_view s) {
+    if (has(s, "ray.exceptions.OutOfMemoryError") || has(s, "running low on memory") || has(s, "NODE_OUT_OF_MEMORY") ||
+        ray_summary_counts_kills(s))
+        return true;
+    if (has(s, "exceeded") && has(s, "memory budget")) return true;
+    for (size_t at = s.find("OOMKilled"); at != std::string_view::npos; at = s.find("OOMKilled", at + 1)) {
+        std::string_view rest = s.substr(at + std::strlen("OOMKilled"));
+        rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of("\"\': =")));
+        if (!rest.starts_with("false") && !rest.starts_with("False")) return true;
+    }
+    return has(s, "container oom") || (has(s, "systemd-oomd") && has(s, "Killed")) ||
+           has(s, "low on resource: memory") ||
+           has(s, "beyond physical memory limits") || has(s, "for exceeding memory limits") ||
+           has(s, "session crashed after using all available RAM");
+}
+
+// --- The library family's backstop: an allocation failure in an engine's own words ("ggml_aligned_malloc:
+// insufficient memory", "Failed to allocate memory for requested buffer of size N", "CUDA Error: out of
+// memory", "[METAL] ... Insufficient Memory"), not caught by a specific rule. The phrase must come with a
+// size, an allocation verb or an error's wording; it must not be about a compiler's or kernel launch's
+// resource limits (shared memory, registers, TPU vmem), a disk, a warning in a run that went on, or
+// advice.
+constexpr std::string_view kFailurePhrases[] = {
+    "out of memory", "Out of memory", "OUT OF MEMORY", "OutOfMemory", "Cannot allocate", "cannot allocate",
+    "can't allocate", "ailed to allocate", "nable to allocate", "llocation failed", "alloc failed",
+    "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
+    "esource exhausted", "No available memory"};
+// Lines about other limits (a kernel launch's or compiler's resources, a disk, a JVM's heap cap), and
+// other families' records: the kernel's OOM kills and the NVIDIA driver's (see driver_verdict).
+constexpr std::string_view kNotAnAllocation[] = {
+    "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
+    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "NVRM", "Killed process", "Kill process", "oom-kill",
+    "oom_kill"};
+constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
+constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
+constexpr std::string_view kFailureContext[] = {
+    "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
+    "terminat", "abort", "Abort"};
+
+// "2830172160", "100.00 MiB", "4 GB", "2268047721628.89 MB": a number of at least 4 digits or one with a unit.
+bool has_size(std::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+        if (!is_digit(s[i])) { ++i; continue; }
+        size_t j = i;
+        while (j < s.size() && (is_digit(s[j]) || s[j] == '.')) ++j;
+        const size_t digits = j - i;
+        size_t k = j;
+        while (k < s.size() && s[k] == ' ') ++k;
+        const std::string_view unit = s.substr(k, 5);
+        for (std::string_view u : {"B", "KB", "MB", "GB", "KiB", "MiB", "GiB", "bytes"})
+            if (unit.starts_with(u) && (unit.size() == u.size() || !std::isalpha(static_cast<unsigned char>(unit[u.size()]))))
+                return true;
+        if (digits >= 4) return true;
+        i = j;
+    }
+    return false;
+}
+
+bool any_of(std::string_view s, std::span<const std::string_view> needles) {
+    return std::any_of(needles.begin(), needles.end(), [&](std::string_view n) { return has(s, n); });
+}
+
+bool allocation_failure(std::string_view s) {
+    if (!any_of(s, kFailurePhrases) || any_of(s, kNotAnAllocation) || any_of(s, kWarning) || looks_like_code(s))
+        return false;
+    if (any_of(s, kAdvice) && !has(s, "rror")) return false;  // a hint, unless an error carries it
+    return has_size(s) || any_of(s, kFailureContext);
+}
+
+// An inference engine's KV cache that does not fit what is free after the weights ("The model's max
+// seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache").
+bool kv_cache_does_not_fit(std::string_view s) {
+    return has(s, "KV cache") && (has(s, "larger than the maximum number of tokens") || has(s, "nsufficient ") ||
+                                  has(s, "ot enough memory") || has(s, "No available memory"));
+}
+
 struct Rule {
     uint64_t anchors;
     Kind kind;
     bool (*test)(std::string_view);
 };
 
-// Allocators' own messages, most specific first ("torch.OutOfMemoryError: HIP out of memory" is HIP).
+constexpr uint64_t kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOutOfMemoryClass) |
+                                     bit(kAllocateMemory) | bit(kToAllocate) | bit(kAllocationFailed) |
+                                     bit(kAllocFailedLower) | bit(kInsufficient) | bit(kNotEnoughMemory) |
+                                     bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory);
+
+// The messages that decide by themselves, by family and most specific first within it: the first
+// rule that matches names the kind ("torch.OutOfMemoryError: HIP out of memory" is HIP). The
+// look-alikes each family must not take are in the comments of its tests (tests/data/logs).
 const std::array kMessageRules = {
+    // allocator: a framework allocator's own message. Not: "except torch.cuda.OutOfMemoryError:" in
+    // a traceback's source lines.
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryClass), Kind::hip, [](std::string_view s) {
              return has(s, "HIP out of memory") || has(s, "hipErrorOutOfMemory") || has(s, "HIP_ERROR_OutOfMemory");
          }},
     Rule{bit(kOutOfMemory), Kind::mps, [](std::string_view s) { return has(s, "MPS backend out of memory"); }},
+    Rule{bit(kOutOfMemory), Kind::xpu, [](std::string_view s) { return has(s, "XPU out of memory"); }},
+    // library (NCCL's wording names the CUDA allocator, so it goes first)
     Rule{bit(kOutOfMemory), Kind::nccl, [](std::string_view s) {
              return has(s, "out of memory'") && (has(s, "Cuda failure") || has(s, "NCCL"));
          }},
@@ -252,13 +413,23 @@ const std::array kMessageRules = {
     Rule{bit(kAllocFailed), Kind::cublas, [](std::string_view s) { return has(s, "CUBLAS_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kAllocFailed), Kind::cudnn, [](std::string_view s) { return has(s, "CUDNN_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kOutOfMemory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
-    Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOomWhen), Kind::xla, xla},
+    Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOom), Kind::xla, xla},
     Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
-    Rule{bit(kOutOfMemory) | bit(kRecoverOom) | bit(kOomDetected) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
+    // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
+    Rule{bit(kOutOfMemory) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
+    // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
+    // limit at some point", Ray's summary counting 0 kills, docker inspect's "OOMKilled": false.
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
+    Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
+    Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
+             bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam),
+         Kind::monitor_kill, framework_memory_monitor},
+    // library's backstop: any engine's allocation failure, last so that every named kind goes first.
+    Rule{bit(kKvCache), Kind::engine_allocator, kv_cache_does_not_fit},
+    Rule{kFailureAnchors, Kind::engine_allocator, allocation_failure},
 };
 
 std::string evidence_text(std::string_view text) {
@@ -349,6 +520,30 @@ std::optional<Kind> kind_from_name(std::string_view name) {
     return std::nullopt;
 }
 
+Family family_of(Kind kind) {
+    switch (kind) {
+        case Kind::cuda_allocator: case Kind::cpu_allocator: case Kind::hip: case Kind::mps: case Kind::xpu:
+        case Kind::xla: case Kind::python_memory_error:
+            return Family::allocator;
+        case Kind::none: case Kind::cuda_runtime: case Kind::cublas: case Kind::cudnn: case Kind::bitsandbytes:
+        case Kind::nccl: case Kind::engine_allocator: case Kind::dataloader_fork: case Kind::enomem:
+            return Family::library;
+        case Kind::kernel_oom_kill: case Kind::cgroup_oom_kill: return Family::kernel_kill;
+        case Kind::monitor_kill: return Family::monitor;
+        case Kind::unified_memory: return Family::driver;
+        case Kind::sigkill_probable: return Family::sigkill;
+        case Kind::caught_oom: return Family::recovered;
+        case Kind::memory_stall: case Kind::memory_guard: case Kind::host_lost_memory: return Family::supervisor;
+    }
+    return Family::library;
+}
+
+std::string_view family_name(Family family) {
+    for (const auto& [f, name] : kFamilyNames)
+        if (f == family) return name;
+    return "library";
+}
+
 std::string_view phase_name(Phase phase) { return phase == Phase::load ? "load" : "train"; }
 
 std::string_view confidence_name(Confidence confidence) {
@@ -395,7 +590,7 @@ void Classifier::mark_step(long long step) {
     training_ = true;
     if (step_ == step) return;
     step_ = step;
-    for (auto* evidence : {&message_, &sign_, &nvrm_, &error_}) {
+    for (auto* evidence : {&message_, &sign_, &nvrm_, &error_, &last_error_, &sign_cause_}) {
         if (*evidence && ++(*evidence)->steps_after >= kSurvivalSteps) evidence->reset();
     }
 }
@@ -421,8 +616,13 @@ bool Classifier::note_other(uint64_t found, std::string_view line) {
         nvrm_ = Evidence{Kind::unified_memory, Strength::sign, evidence_text(line), lines_, training_, 0};
         return !message_ && !sign_;
     }
-    if (!error_ && (found & kErrorAnchors) && error_line(line))
-        error_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+    if ((found & kErrorAnchors) && error_line(line)) {
+        Evidence error{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+        if (!error_) error_ = error;
+        // A traceback's header belongs to the error that follows it, which may be the SIGKILL sign itself
+        // (a DataLoader worker "killed by signal: Killed").
+        if (!has(line, "Traceback (most recent call last)") && !death_report(line)) last_error_ = std::move(error);
+    }
     return false;
 }
 
@@ -435,6 +635,7 @@ bool Classifier::record(Evidence evidence, std::string_view shown) {
                                      evidence.kind != Kind::caught_oom && evidence.line - slot->line <= kForkContextLines;
     if (slot && !names_the_allocator) return false;
     evidence.text = evidence_text(shown);
+    if (!is_message && last_error_ && evidence.line - last_error_->line <= kCompetingLines) sign_cause_ = last_error_;
     slot = std::move(evidence);
     return is_message || !message_;
 }
@@ -480,9 +681,16 @@ void Classifier::note_context(uint64_t found, std::string_view line) {
         if (message_ && message_->kind == Kind::enomem && lines_ - message_->line <= kForkContextLines)
             message_->kind = Kind::dataloader_fork;
     }
+    // An engine that tried another way after its allocation failed survived it: TensorRT's builder
+    // "Skipping tactic 3 due to insufficient memory" after "Error Code 2: OutOfMemory".
+    if ((found & bit(kInsufficient)) && has(line, "Skipping tactic") && message_ && message_->kind == Kind::engine_allocator &&
+        lines_ - message_->line <= kRetryLines)
+        message_.reset();
     // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
     if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;
-    if ((found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal))) && termination(line) && !srun_task_ended_)
+    if ((found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
+                  bit(kStopping) | bit(kLowOnMemory))) &&
+        termination(line) && !srun_task_ended_)
         termination_seen_ = true;
 }
 
@@ -498,7 +706,7 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uin
             e.kind = Kind::dataloader_fork;
         return e;
     }
-    if ((found & (bit(kOutOfMemory) | bit(kOutOfMemoryCapital))) && kernel_record(text)) {
+    if ((found & (bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOomKillResult))) && kernel_record(text)) {
         e.kind = has(text, "Memory cgroup") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
         return e;
     }
@@ -526,6 +734,14 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
     if (termination_seen_) return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
+    // What came just before the kill decides: another error there, not memory, is the likely cause
+    // (a launcher or engine that kills its own tree after a failure).
+    const auto& competing = sign_ ? sign_cause_
+                            : last_error_ && lines_ - last_error_->line <= kCompetingLines ? last_error_ : std::nullopt;
+    if (competing)
+        return not_oom(killed + " " + std::to_string((sign_ ? sign_->line : lines_) - competing->line) +
+                       " lines after another error (line " + std::to_string(competing->line) + ": " + competing->text +
+                       "): that error, not the OOM killer, is the likely cause");
     if (auto driver = driver_verdict(exit, kernel, killed)) return *driver;
     if (auto suggested = kernel_suggests(killed, kernel, training_)) return *suggested;
     if (kernel.could_have_seen_a_kill())

@@ -51,9 +51,29 @@ enum class Kind {
                           // nothing else explains the death
     caught_oom,           // the trainer caught its OOM and tried to recover (skipped or shrank the batch, or a
                           // batch-size finder gave up), then died
+    xpu,                  // Intel GPUs through PyTorch: "XPU out of memory"
+    engine_allocator,     // an engine or library's allocation failure in its own words (llama.cpp/ggml, vLLM,
+                          // ONNX Runtime, TensorRT, MLX/Metal, custom CUDA code): the generic detector
+    monitor_kill,         // a scheduler's or framework's memory monitor killed it and said so (Slurm's
+                          // accounting, Ray, Dask's nanny, Kubernetes OOMKilled, systemd-oomd, YARN, Colab)
 };
 std::string_view kind_name(Kind kind);
 std::optional<Kind> kind_from_name(std::string_view name);
+
+// The families the rules are organised by (DESIGN.md section 5): what kind of witness saw the
+// memory run out. Each kind belongs to one.
+enum class Family {
+    allocator,   // a framework allocator's own message (PyTorch CUDA/CPU/HIP/MPS/XPU, XLA, MemoryError)
+    library,     // a library or engine's allocation failure (CUDA runtime, cuBLAS, cuDNN, NCCL, ggml, ENOMEM)
+    kernel_kill, // the kernel's OOM killer or a memory cgroup (its records, systemd's account of them)
+    monitor,     // a scheduler's or framework's memory monitor (Slurm, Ray, Dask, Kubernetes, systemd-oomd)
+    driver,      // the GPU driver's record of a failed allocation (NVRM)
+    sigkill,     // a SIGKILL with no competing cause: probably the OOM killer
+    recovered,   // a caught OOM the trainer tried to recover from, then died
+    supervisor,  // decided by sparkguard run itself: memory stall, memory guard, host lost
+};
+Family family_of(Kind kind);
+std::string_view family_name(Family family);  // "allocator", ..., "recovered-then-died", "supervisor"
 
 enum class Phase { load, train };  // before the first training step, or after
 std::string_view phase_name(Phase phase);
@@ -142,6 +162,8 @@ private:
     std::optional<Evidence> sign_;     // the first SIGKILL sign not yet survived
     std::optional<Evidence> nvrm_;     // the first NVIDIA driver allocation failure pasted into the output
     std::optional<Evidence> error_;    // the first other error in the output (a traceback, an exception, a crash)
+    std::optional<Evidence> last_error_;  // the latest such error line (not a traceback's header)
+    std::optional<Evidence> sign_cause_;  // an error just before the first SIGKILL sign: a competing cause
     bool termination_seen_ = false;    // a scheduler's SIGTERM or cancellation
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
     long long fork_context_until_ = 0; // lines up to this one follow a fork() in a traceback

@@ -350,9 +350,14 @@ TEST_CASE("the driver's NVRM record decides a SIGKILL nothing else explains: uni
     CHECK(v.evidence == kNvrmRecord);
     CHECK(v.reason.starts_with("the trainer was killed by SIGKILL"));
     CHECK(v.reason.find("the driver's record decided") != std::string::npos);
-    // Nothing in the output makes a process die of SIGKILL: an earlier error does not explain it.
-    CHECK(classify({"Traceback (most recent call last):", "KeyError: 'input_ids'"}, sigkill, driver_failed()).kind ==
-          Kind::unified_memory);
+    // An error long before the kill, followed by more output, does not explain it ...
+    std::vector<std::string> error_then_work = {"Traceback (most recent call last):", "KeyError: 'input_ids'"};
+    for (int i = 0; i < 25; ++i) error_then_work.push_back("retrying batch " + std::to_string(i));
+    CHECK(classify(error_then_work, sigkill, driver_failed()).kind == Kind::unified_memory);
+    // ... an error just before it does: a parent that killed its tree after the failure.
+    const Verdict after_error = classify({"Traceback (most recent call last):", "KeyError: 'input_ids'"}, sigkill, driver_failed());
+    CHECK_FALSE(after_error.oom);
+    CHECK(after_error.reason.find("line 2: KeyError: 'input_ids'") != std::string::npos);
     // Without the record the same death is not OOM: the kernel log was read and showed no kill.
     CHECK_FALSE(classify({}, sigkill, kernel_log_read()).oom);
     // The kernel's own OOM-kill record of a trainer process is stronger evidence.
