@@ -57,22 +57,23 @@ constexpr std::array kFamilyNames = {
 // all in one pass, and lines with none (nearly all of them, "memory" in a report included) cost
 // nothing more. At most 64 (a bit each); "OOM" stands for every rule that needs the word.
 enum Anchor : int {
-    kOutOfMemory, kOutOfMemoryCapital, kOutOfMemoryClass, kOutOfMemoryCaps, kMemoryAllocation, kAllocFailed,
+    kOutOfMemory, kOutOfMemoryClass, kOutOfMemoryCaps, kMemoryAllocation, kAllocFailed,
     kOom, kAllocateMemory, kNotEnoughMemory, kMemoryError,
-    kKilled, kKilledLower, kKilledZh, kSigkill, kExitcode, kExitCode, kExitStatus, kExitedWith,
+    kKilled, kKilledZh, kSigkill, kExitcode, kExitCode, kExitStatus, kExitedWith,
     kCancelled, kSigterm, kGotSignal, kOsFork, kPopenFork, kForkExec,
     kNvrm, kNoExecutableBatch, kReturnCode, kByOomKiller, kOomKillResult,
     kTraceback, kErrorColon, kErrorLower, kException, kTerminateCalled, kSegfault, kCoreDumped, kFatalPython,
     kOutOfMemorySlurm, kKillEvent, kSrunError,
     kToAllocate, kAllocationFailed, kAllocFailedLower, kInsufficient, kExhaustedCaps, kExhausted, kAvailableMemory,
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
-    kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache,
+    kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
-    "out of memory", "Out of memory", "OutOfMemory", "OUT_OF_ME", "MemoryAllocation", "ALLOC_FAILED",
+    "of memory" /* out of memory, Out of memory, lack of memory */, "OutOfMemory", "OUT_OF_" /* _MEMORY, _DEVICE_MEMORY */,
+    "MemoryAllocation", "ALLOC_FAILED",
     "OOM" /* OOM when allocating, OOM Detected, recover from OOM, OOMKilled, due to CUDA OOM */, "allocate memory", "ot enough memory", "MemoryError",
-    "Killed", "killed", "\u5df2\u6740\u6b7b" /* 已杀死: bash's zh_CN "Killed" */, "SIGKILL", "exitcode", "exit code",
+    "illed" /* Killed, killed */, "\u5df2\u6740\u6b7b" /* 已杀死: bash's zh_CN "Killed" */, "SIGKILL", "exitcode", "exit code",
     "exit status", "exited with",
     "CANCELLED", "SIGTERM", "got signal", "os.fork()", "popen_fork", "fork_exec",
     "NVRM: ", "No executable batch size", "return code", "by the OOM killer",
@@ -82,7 +83,7 @@ const std::vector<std::string> kAnchorTexts = {
     "Out Of Memory", "kill event", "srun: error: ",
     "o allocate", "llocation failed", "alloc failed", "nsufficient ", "EXHAUSTED", "exhausted", "available memory",
     "memory limit", "memory budget", "memory pressure", "systemd-oomd", "low on ", "available RAM",
-    "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache",
+    "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
 };
 static_assert(kAnchorCount <= 64, "LiteralSet finds at most 64 literals");
 constexpr uint64_t bit(Anchor anchor) { return uint64_t{1} << anchor; }
@@ -126,14 +127,19 @@ bool cuda_runtime(std::string_view s) {
            has(s, "cuda runtime error (2) : out of memory");
 }
 
-// A trainer that caught its OOM and tried to go on: fairseq's "attempting to recover from OOM" and
-// "ran out of memory, skipping batch", a batch-size finder shrinking the batch ("OOM Detected,
-// reducing batch/grad size") or giving up (accelerate's "No executable batch size found").
+// A trainer or engine that caught its OOM and tries another way: fairseq's "attempting to recover from
+// OOM" and "ran out of memory, skipping batch", a batch-size finder shrinking the batch ("OOM Detected,
+// reducing batch/grad size") or giving up (accelerate's "No executable batch size found"), a fallback
+// ("copy inputs ... to CPU due to CUDA OOM", "lack of memory. Moving results arrays to CPU", "Ran out
+// of memory when regular VAE decoding, retrying with tiled VAE decoding"): memory words and a recovery
+// on one line. Whether it then died is for the verdict.
 bool caught_oom(std::string_view s) {
     if (has(s, "raise ")) return false;  // the finder's source line in a traceback
-    return has(s, "recover from OOM") || (has(s, "ran out of memory") && has(s, "skipping batch")) ||
-           has(s, "OOM Detected, reducing batch") || has(s, "No executable batch size found") ||
-           (has(s, "to CPU due to") && has(s, "OOM"));  // mmengine's AvoidCUDAOOM
+    if (has(s, "recover from OOM") || has(s, "OOM Detected, reducing batch") || has(s, "No executable batch size found"))
+        return true;
+    const bool memory = has(s, "ut of memory") || has(s, "OOM") || has(s, "lack of memory");
+    return memory && (has(s, "skipping batch") || has(s, "skip this batch") || has(s, "etrying") || has(s, "to CPU") ||
+                      has(s, "reducing batch") || has(s, "falling back"));
 }
 
 // systemd's account of a unit's process killed at the unit's memory limit or the machine's.
@@ -178,7 +184,7 @@ bool kernel_record(std::string_view s) {
     if ((has(s, "Killed process") || has(s, "Kill process")) &&
         (has(s, "Out of memory") || has(s, "Memory cgroup out of memory")))
         return true;
-    return has(s, "invoked oom-killer") || has(s, "] oom_kill_process+");
+    return has(s, "invoked oom-killer") || has(s, "] oom_kill_process+") || has(s, "oom-kill:constraint=");
 }
 
 // "exitcode: -9" in torchrun's failure line and "exitcode  : -9 (pid: N)" in ChildFailedError.
@@ -230,16 +236,23 @@ bool shell_killed(std::string_view s) {
     return false;
 }
 
+// A kill whose own line names a deadline: Go's "signal: killed: context deadline exceeded", "timed out".
+bool names_a_timeout(std::string_view s) {
+    return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout");
+}
+
 bool sigkill_sign(std::string_view s, uint64_t found) {
-    if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL") || has(s, "by signal SIGKILL")))
+    if (names_a_timeout(s)) return false;
+    if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL") ||
+                                    (has(s, "signal SIGKILL") && !has(s, "closing signal") && !has(s, "Sending"))))
         return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
     if ((found & bit(kKilled)) && has(s, "killed by signal: Killed")) return true;
-    if ((found & bit(kKilledLower)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
+    if ((found & bit(kKilled)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
     if (found & bit(kKernelDied)) return has(s, "kernel") && has(s, "appears to have died");  // Jupyter's notice
-    return (found & (bit(kKilled) | bit(kKilledLower) | bit(kKilledZh))) && shell_killed(s);
+    return (found & (bit(kKilled) | bit(kKilledZh))) && shell_killed(s);
 }
 
 // A launcher's or scheduler's report of a process's end: the death's consequence, never a cause competing with it.
@@ -292,6 +305,16 @@ bool slurm_memory_limit(std::string_view s) {
     return state_word(s, "OUT_OF_ME");
 }
 
+// The other batch schedulers' memory kills: LSF's TERM_MEMLIMIT, PBS's "job killed: vmem N exceeded
+// limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit h_vmem", HTCondor's
+// "memory usage exceeded request_memory"; runc's "container init was OOM-killed".
+bool batch_memory_limit(std::string_view s) {
+    if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
+    if (!has(s, "xceeded")) return false;
+    const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory");
+    return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
+}
+
 // The leading count of "2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers
 // crashed due to other reasons": Ray prints the summary when the count is 0 too.
 bool ray_summary_counts_kills(std::string_view s) {
@@ -310,7 +333,7 @@ bool framework_memory_monitor(std::string_view s) {
     if (has(s, "ray.exceptions.OutOfMemoryError") || has(s, "running low on memory") || has(s, "NODE_OUT_OF_MEMORY") ||
         ray_summary_counts_kills(s))
         return true;
-    if (has(s, "exceeded") && has(s, "memory budget")) return true;
+    if (has(s, "exceeded") && has(s, "memory budget") && !has(s, "exceeded 0% memory budget")) return true;  // 0%: misconfigured
     for (size_t at = s.find("OOMKilled"); at != std::string_view::npos; at = s.find("OOMKilled", at + 1)) {
         std::string_view rest = s.substr(at + std::strlen("OOMKilled"));
         rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of("\"\': =")));
@@ -332,12 +355,13 @@ constexpr std::string_view kFailurePhrases[] = {
     "out of memory", "Out of memory", "OUT OF MEMORY", "OutOfMemory", "Cannot allocate", "cannot allocate",
     "can't allocate", "ailed to allocate", "nable to allocate", "llocation failed", "alloc failed",
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
-    "esource exhausted", "No available memory"};
+    "esource exhausted", "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
+    "ALLOCATION_FAILURE"};
 // Lines about other limits (a kernel launch's or compiler's resources, a disk, a JVM's heap cap), and
 // other families' records: the kernel's OOM kills and the NVIDIA driver's (see driver_verdict).
 constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
-    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "NVRM", "Killed process", "Kill process", "oom-kill",
+    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "NVRM", "Killed process", "Kill process", "oom-kill",
     "oom_kill"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
@@ -388,10 +412,11 @@ struct Rule {
     bool (*test)(std::string_view);
 };
 
-constexpr uint64_t kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOutOfMemoryClass) |
+constexpr uint64_t kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryClass) |
                                      bit(kAllocateMemory) | bit(kToAllocate) | bit(kAllocationFailed) |
                                      bit(kAllocFailedLower) | bit(kInsufficient) | bit(kNotEnoughMemory) |
-                                     bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory);
+                                     bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory) |
+                                     bit(kOutOfMemoryCaps) | bit(kAllocationFailure);
 
 // The messages that decide by themselves, by family and most specific first within it: the first
 // rule that matches names the kind ("torch.OutOfMemoryError: HIP out of memory" is HIP). The
@@ -413,7 +438,7 @@ const std::array kMessageRules = {
     Rule{bit(kAllocFailed), Kind::cublas, [](std::string_view s) { return has(s, "CUBLAS_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kAllocFailed), Kind::cudnn, [](std::string_view s) { return has(s, "CUDNN_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kOutOfMemory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
-    Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOom), Kind::xla, xla},
+    Rule{bit(kOutOfMemory) | bit(kOom), Kind::xla, xla},
     Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
@@ -424,6 +449,7 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
+    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam),
          Kind::monitor_kill, framework_memory_monitor},
@@ -617,6 +643,7 @@ bool Classifier::note_other(uint64_t found, std::string_view line) {
         return !message_ && !sign_;
     }
     if ((found & kErrorAnchors) && error_line(line)) {
+        if (recovered_at_ && lines_ > *recovered_at_) died_after_recovery_ = true;
         Evidence error{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
         if (!error_) error_ = error;
         // A traceback's header belongs to the error that follows it, which may be the SIGKILL sign itself
@@ -630,6 +657,13 @@ bool Classifier::note_other(uint64_t found, std::string_view line) {
 bool Classifier::record(Evidence evidence, std::string_view shown) {
     const bool is_message = evidence.strength == Strength::message;
     auto& slot = is_message ? message_ : sign_;
+    // A kill sign after a recovery attempt says the trainer died; another caught OOM does not. A finder
+    // that gave up ("RuntimeError: No executable batch size found") is no attempt but the death itself.
+    if (recovered_at_ && evidence.line > *recovered_at_ && !is_message) died_after_recovery_ = true;
+    if (evidence.kind == Kind::caught_oom && !error_line(shown) && !has(shown, "No executable batch size")) {
+        recovered_at_ = evidence.line;  // what came before belonged to the OOM it caught
+        died_after_recovery_ = false;
+    }
     // A caught OOM says that an allocation failed; the allocator's own message after it says which.
     const bool names_the_allocator = is_message && slot && slot->kind == Kind::caught_oom &&
                                      evidence.kind != Kind::caught_oom && evidence.line - slot->line <= kForkContextLines;
@@ -692,6 +726,8 @@ void Classifier::note_context(uint64_t found, std::string_view line) {
                   bit(kStopping) | bit(kLowOnMemory))) &&
         termination(line) && !srun_task_ended_)
         termination_seen_ = true;
+    if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(line) && !srun_task_ended_)
+        termination_seen_ = true;
 }
 
 std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uint64_t found) const {
@@ -706,8 +742,8 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uin
             e.kind = Kind::dataloader_fork;
         return e;
     }
-    if ((found & (bit(kOutOfMemory) | bit(kOutOfMemoryCapital) | bit(kOomKillResult))) && kernel_record(text)) {
-        e.kind = has(text, "Memory cgroup") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
+    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult))) && kernel_record(text)) {
+        e.kind = has(text, "Memory cgroup") || has(text, "CONSTRAINT_MEMCG") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
         return e;
     }
     if ((found & (bit(kByOomKiller) | bit(kOomKillResult))) && systemd_oom_kill(text)) {
@@ -723,6 +759,12 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uin
 
 Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel) const {
     if (exit.succeeded()) return not_oom("the trainer exited with code 0");
+    // A caught OOM (or the allocator message the trainer caught) with nothing after it that says the
+    // trainer died, and no exit status to say so: it went on.
+    if (message_ && recovered_at_ && *recovered_at_ >= message_->line && *recovered_at_ - message_->line <= kForkContextLines &&
+        !exit.known() && !died_after_recovery_ && !sign_)
+        return not_oom("the trainer caught its out-of-memory error (line " + std::to_string(*recovered_at_) +
+                       ") and went on; nothing after it says it died");
     if (message_)
         return oom_verdict(message_->kind, Confidence::certain, message_->in_training, message_->text, message_->line,
                            "the trainer printed an out-of-memory message " + when(*message_));

@@ -164,6 +164,8 @@ private:
     std::optional<Evidence> error_;    // the first other error in the output (a traceback, an exception, a crash)
     std::optional<Evidence> last_error_;  // the latest such error line (not a traceback's header)
     std::optional<Evidence> sign_cause_;  // an error just before the first SIGKILL sign: a competing cause
+    std::optional<long long> recovered_at_;  // the line of the latest caught OOM (a recovery attempt)
+    bool died_after_recovery_ = false;        // an error or a kill sign after it
     bool termination_seen_ = false;    // a scheduler's SIGTERM or cancellation
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
     long long fork_context_until_ = 0; // lines up to this one follow a fork() in a traceback

@@ -488,3 +488,137 @@ TEST_CASE("THC, DeepSpeed's launcher and systemd say OOM in their own words", "[
     CHECK_FALSE(classify({"systemd[1]: trainer.service: Failed with result 'exit-code'."}).oom);
     CHECK_FALSE(classify({"Tell OOM killer to ignore a analysis process"}, ExitStatus::unknown()).oom);
 }
+
+TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said it killed the trainer", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const std::string& line : std::vector<std::string>{
+             "slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed",
+             "slurmstepd: error: Exceeded job memory limit",
+             "       JobID    JobName      State ExitCode\n 1234.batch      batch OUT_OF_ME+    0:125",
+             "State: OUT_OF_MEMORY (exit code 1)",
+             "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+             "(raylet) node_manager.cc:3277: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons",
+             "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:4242 (pid=42) exceeded 95% memory budget. Restarting...",
+             "      Reason:       OOMKilled",
+             "2024-01-01T00:00:00Z container oom 4d3b2a (image=trainer)",
+             "systemd-oomd[612]: Killed /user.slice/user-1000.slice/session-2.scope due to memory pressure",
+             "Container killed by YARN for exceeding memory limits. 9.5 GB of 9 GB physical memory used.",
+             "Your session crashed after using all available RAM.",
+             "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",
+             "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648",
+             "The node was low on resource: memory. Container trainer was using 30Gi, which exceeds its request of 0.",
+         }) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::monitor_kill);
+        CHECK(family_of(classify({line}, unknown).kind) == Family::monitor);
+    }
+    // Their look-alikes: Slurm's note on a job that finished, Ray's summary of no kills, docker inspect's
+    // field, a budget of 0% (misconfigured), CUDA's own constant.
+    for (const std::string& line : std::vector<std::string>{
+             "slurmstepd: error: Exceeded job memory limit at some point.",
+             "(raylet) 0 Workers (tasks / actors) killed due to memory pressure (OOM), 3 Workers crashed due to other reasons",
+             "            \"OOMKilled\": false,",
+             "distributed.nanny.memory - WARNING - Worker tls://10.0.0.1:1 (pid=129) exceeded 0% memory budget. Restarting...",
+             "Refer to the documentation on how to address the out of memory issue",
+         }) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+}
+
+TEST_CASE("the library family's backstop: an engine's allocation failure in its own words", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const std::string& line : std::vector<std::string>{
+             "ggml_aligned_malloc: insufficient memory (attempted to allocate 2268047721628.89 MB)",
+             "Status Message: bfc_arena.cc:368 AllocateRawInternal Failed to allocate memory for requested buffer of size 2830172160",
+             "CUDA Error: out of memory",
+             "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory",
+             "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+             "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648).",
+             "OpenCL error: CL_MEM_OBJECT_ALLOCATION_FAILURE",
+             "vk::Device::allocateMemory: ErrorOutOfDeviceMemory VK_ERROR_OUT_OF_DEVICE_MEMORY",
+         }) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::engine_allocator);
+    }
+    // Not an allocation that failed for want of memory: warnings, hints, other resources, a JVM's heap cap,
+    // the driver's records (decided elsewhere), the kernel's.
+    for (const std::string& line : std::vector<std::string>{
+             "WARNING: [TRT]: Requested amount of GPU memory (4294967296 bytes) could not be allocated. There may not be enough free memory",
+             "If you run out of memory, try a smaller batch size",
+             "ptxas error   : Entry function 'kernel' uses too much shared data (0x10000 bytes, 0xc000 max)",
+             "java.lang.OutOfMemoryError: Java heap space",
+             "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.",
+             "OSError: [Errno 28] No space left on device: failed to allocate 4 GB on disk",
+         }) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind != Kind::engine_allocator);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    CHECK(classify({"[  12.0] NVRM: _iovaspaceCreateMappingDataFromMemDesc: failed to allocate 0x176028 bytes for IOVA mapping"},
+                   unknown).kind == Kind::unified_memory);
+    // An engine that tries another way right after its allocation failed survived it.
+    CHECK_FALSE(classify({"ERROR: [TRT]: 2: [virtualMemoryBuffer.cpp::resizePhysical::160] Error Code 2: OutOfMemory (no further information)",
+                          "WARNING: [TRT]: Skipping tactic 3 due to insufficient memory on requested size of 4294967296"},
+                         unknown).oom);
+    CHECK(kind_of("XPU out of memory. Tried to allocate 2.00 GiB") == Kind::xpu);
+    CHECK(kind_of("[  687.29] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=pt_main_thread,pid=42,uid=0") ==
+          Kind::cgroup_oom_kill);
+}
+
+TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before it", "[classifier][families]") {
+    const auto sigkill = ExitStatus::killed(9);
+    // Another error just before: a launcher or engine that killed its own tree after it.
+    Verdict v = classify({"epoch 1 step 10", "FileNotFoundError: [Errno 2] No such file or directory: 'data.json'", "Killed"},
+                         ExitStatus::unknown());
+    CHECK_FALSE(v.oom);
+    CHECK(v.reason.find("line 2: FileNotFoundError") != std::string::npos);
+    // The same error long before, with work after it, does not compete.
+    std::vector<std::string> long_before = {"ValueError: bad row 17 skipped"};
+    for (int i = 0; i < 25; ++i) long_before.push_back("step " + std::to_string(i) + " loss 1.0");
+    long_before.push_back("Killed");
+    CHECK(classify(long_before, ExitStatus::unknown()).kind == Kind::sigkill_probable);
+    // A launcher's report of the death is its consequence, not a competing cause.
+    CHECK(classify({"torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "  exitcode  : -9 (pid: 14750)"},
+                   ExitStatus::exited(1)).kind == Kind::sigkill_probable);
+    // Stops from outside, and kills that name their deadline.
+    for (const std::vector<std::string>& lines : std::vector<std::vector<std::string>>{
+             {"Stopping attendize_mail_1 ... done", "attendize_mail_1 exited with code 137"},
+             {"slurmstepd: error: *** JOB 42 ON node1 CANCELLED AT 2026-01-01T00:00:00 DUE TO PREEMPTION ***", "Killed"},
+             {"Received 15 death signal, shutting down workers", "Signal 9 (SIGKILL) received by PID 42"},
+             {"reason=Evicted", "The node was low on resource: ephemeral-storage.", "exitCode 137"},
+             {"signal: killed: context deadline exceeded"},
+         }) {
+        INFO(lines.front());
+        CHECK_FALSE(classify(lines, ExitStatus::unknown()).oom);
+    }
+    for (const std::string& line : std::vector<std::string>{
+             "fish: Job 1, 'python3 train.py' terminated by signal SIGKILL (Forced quit)",
+             "Program terminated with signal SIGKILL, Killed.",
+             "msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\"",
+             "The kernel appears to have died. It will restart automatically."}) {
+        INFO(line);
+        CHECK(classify({line}, ExitStatus::unknown()).kind == Kind::sigkill_probable);
+    }
+    CHECK_FALSE(classify({"W0629 api.py:851] Sending process 29734 closing signal SIGKILL"}, ExitStatus::unknown()).oom);
+    CHECK(classify({"Killed"}, sigkill).oom);
+}
+
+TEST_CASE("a caught OOM decides a death that followed it, not a run that went on", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    const std::vector<std::string> went_on = {"DEBUG CUDA out of memory. Tried to allocate 422.00 MiB",
+                                              "WARNING CUDA OOM Error during batch execution, skipping batch.",
+                                              "DEBUG Batch loss: 0.0106", "DEBUG Batch loss: 0.0073"};
+    const Verdict on = classify(went_on, unknown);
+    CHECK_FALSE(on.oom);
+    CHECK(on.reason.find("went on") != std::string::npos);
+    // With the exit status known, the death decides; the caught OOM is its cause.
+    CHECK(classify(went_on, ExitStatus::exited(1)).oom);
+    const std::vector<std::string> died = {"Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding.",
+                                           "Traceback (most recent call last):", "  File \"sd.py\", line 225, in decode"};
+    CHECK(classify(died, unknown).kind == Kind::caught_oom);
+    CHECK(kind_of("Prediction on device was unsuccessful, probably due to a lack of memory. Moving results arrays to CPU") ==
+          Kind::caught_oom);
+    // A finder that gave up is the death itself.
+    CHECK(classify({"RuntimeError: No executable batch size found, reached zero."}, unknown).kind == Kind::caught_oom);
+}
