@@ -725,9 +725,9 @@ void Classifier::note_context(uint64_t found, std::string_view line) {
     if ((found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
                   bit(kStopping) | bit(kLowOnMemory))) &&
         termination(line) && !srun_task_ended_)
-        termination_seen_ = true;
+        if (!termination_) termination_ = evidence_text(line);
     if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(line) && !srun_task_ended_)
-        termination_seen_ = true;
+        if (!termination_) termination_ = evidence_text(line);
 }
 
 std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uint64_t found) const {
@@ -775,7 +775,7 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     }
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
-    if (termination_seen_) return not_oom(killed + " after a scheduler's SIGTERM or cancellation, not by the OOM killer");
+    if (termination_) return not_oom(killed + " after a stop from outside (" + *termination_ + "), not by the OOM killer");
     // What came just before the kill decides: another error there, not memory, is the likely cause
     // (a launcher or engine that kills its own tree after a failure).
     const auto& competing = sign_ ? sign_cause_
@@ -827,9 +827,9 @@ std::optional<Verdict> Classifier::driver_verdict(const ExitStatus& exit, const 
                                ": the unified pool ran dry (the driver's record decided)");
     const bool stopped = exit.signal && (*exit.signal == SIGTERM || *exit.signal == SIGINT || *exit.signal == SIGHUP ||
                                          *exit.signal == SIGQUIT);
-    if (error_ || termination_seen_ || stopped) {
+    if (error_ || termination_ || stopped) {
         const std::string other = error_ ? "an error in its output (line " + std::to_string(error_->line) + ": " + error_->text + ")"
-                                  : termination_seen_ ? "a scheduler's SIGTERM or cancellation"
+                                  : termination_ ? "a stop from outside (" + *termination_ + ")"
                                                       : "a stop request (" + exit.describe() + ")";
         return not_oom("the trainer ended (" + exit.describe() + ") after " + other + "; " + driver +
                        " too, but such records also appear on healthy runs, so they do not decide a death that has "

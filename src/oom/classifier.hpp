@@ -125,6 +125,9 @@ public:
     void mark_step(long long step);
 
     bool training_started() const { return training_; }
+    // The first line that said the trainer was stopped from outside: a scheduler's cancellation, time
+    // limit or preemption, a launcher told to shut down, an eviction, a kill at a deadline.
+    const std::optional<std::string>& stopped_by() const { return termination_; }
     long long lines_seen() const { return lines_; }
 
     // The decision. A trainer that exited 0 is never OOM. The driver's NVRM allocation failures
@@ -166,7 +169,7 @@ private:
     std::optional<Evidence> sign_cause_;  // an error just before the first SIGKILL sign: a competing cause
     std::optional<long long> recovered_at_;  // the line of the latest caught OOM (a recovery attempt)
     bool died_after_recovery_ = false;        // an error or a kill sign after it
-    bool termination_seen_ = false;    // a scheduler's SIGTERM or cancellation
+    std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
     long long fork_context_until_ = 0; // lines up to this one follow a fork() in a traceback
     long long lines_ = 0;

@@ -68,7 +68,7 @@ LogDiagnosis LogDiagnoser::finish(const ExitStatus& exit, const KernelEvidence& 
     const auto& cause = srun_.cause();
     const ExitStatus status = cause && cause->status.known() && !exit.succeeded() ? cause->status : exit;
     LogDiagnosis d{classifier_.verdict(status, kernel), tracker_.last_step(), tracker_.total_steps(),
-                   line_number_ + (in_line_ ? 1 : 0), cause};
+                   line_number_ + (in_line_ ? 1 : 0), cause, classifier_.stopped_by()};
     if (d.verdict.evidence_line) {
         auto it = physical_.find(*d.verdict.evidence_line);
         d.verdict.evidence_line = it == physical_.end() ? std::nullopt : std::optional(it->second);

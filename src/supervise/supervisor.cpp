@@ -556,6 +556,16 @@ private:
         if (!verdict.oom && record.argv != options_.command)
             if (auto refused = argument_error(last_output_lines(40))) return end_refused(record, exit, *refused);
         if (diagnosis.srun_cause) note_srun_cause(record, *diagnosis.srun_cause, exit);
+        if (!verdict.oom && diagnosis.stopped_by) {
+            // Slurm's time limit, scancel, a preemption: the step was stopped from outside. Nothing to
+            // relaunch here; a requeued job continues with --resume-run.
+            record.outcome = "interrupted";
+            record.evidence = *diagnosis.stopped_by;
+            events_.write("stopped-from-outside", {{"attempt", record.n}, {"line", *diagnosis.stopped_by}});
+            return finish("interrupted", exit.exit_code,
+                          "stopped from outside the trainer (" + *diagnosis.stopped_by + "); continue it with --resume-run " +
+                              dir_.path.string());
+        }
         if (!verdict.oom) {
             const int code = diagnosis.srun_cause ? diagnosis.srun_cause->exit_code() : exit.exit_code;
             record.outcome = "failed";

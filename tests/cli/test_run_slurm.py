@@ -1,6 +1,6 @@
 """`sparkguard run -- srun ...` on a real two-node Slurm (slurm_bed.py): a real gloo DDP job whose rank
 on node2 dies of a real allocator OOM under `prlimit --as` once the warm-up steps (a quarter of the length) are checkpointed, a failure that is not OOM on one rank,
-and SIGTERM to sparkguard. Measured on the bed (hf_train.py --width 8, seq 512, DDP): under an
+SIGTERM to sparkguard, and scancel (interrupted, not OOM). Measured on the bed (hf_train.py --width 8, seq 512, DDP): under an
 address-space cap of 1300e6 bytes batch 8 fails and batch 4 runs."""
 import os
 import signal
@@ -71,3 +71,20 @@ def test_sigterm_cancels_the_step_on_both_nodes(slurm_bed, tmp_path):
     assert wait_for(lambda: slurm_bed.step_processes() == [], 15), slurm_bed.step_processes()
     assert time.monotonic() - started < 30
     assert read_report(run)["outcome"] == "interrupted"
+
+
+def test_scancel_ends_the_run_as_interrupted_not_oom(slurm_bed, tmp_path):
+    run, out = tmp_path / "run", tmp_path / "out"
+    proc = slurm_bed.popen([SPARKGUARD, "run", "--run-dir", run, "--",
+                            *job(out, batch=4, steps=400, extra=("--step_sleep", 0.2))],
+                           env=base_env(HF_TRAIN_DDP="1"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert wait_for(lambda: (out / "checkpoint-2").exists(), 60)
+    jobs = slurm_bed.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()
+    assert len(jobs) == 1, jobs
+    slurm_bed.run(["scancel", jobs[0]], check=True)
+    stderr = proc.communicate(timeout=60)[1].decode(errors="replace")
+    report = read_report(run)
+    assert report["outcome"] == "interrupted" and len(report["attempts"]) == 1, stderr[-4000:]  # never relaunched
+    assert "CANCELLED" in report["attempts"][0]["evidence"]
+    assert "--resume-run" in stderr
+    assert wait_for(lambda: slurm_bed.step_processes() == [], 15), slurm_bed.step_processes()
