@@ -99,16 +99,37 @@ double lora_saved_per_token(const Workload& w, const LinearModule& m) {
     return input * d(m.in) + a * d(w.lora_r);
 }
 
+// Whether the input of a block linear stays saved for backward. Autograd keeps a matmul's input
+// only for the weight's gradient (derivatives are guarded by should_compute_output), so a frozen
+// 16-bit weight keeps none; a full fine-tune does, a 4-bit base's matmul (bitsandbytes'
+// MatMul4Bit) keeps its input whatever it needs, and a LoRA adapter reading the input directly
+// (no dropout, no cast to the adapter dtype) keeps that same tensor.
+bool input_saved(const Workload& w, const Architecture& a, std::initializer_list<const char*> readers) {
+    if (w.method == Method::full || is_quantized(w.weight_dtype)) return true;
+    const bool reads_directly = adapter_bytes(w) == compute_bytes(w) && w.lora_dropout <= 0;
+    if (!reads_directly) return false;
+    for (const auto& module : block_linears(a))
+        for (const char* reader : readers)
+            if (module.name == reader && targeted(w, module)) return true;
+    return false;
+}
+
 // Bytes one decoder block saves for backward, per token, with flash attention.
-// RMSNorm upcasts its input to fp32 (saved) and saves its normalised output for the next linear.
+// RMSNorm upcasts its input to fp32 (saved); its normalised output is saved only where the linears
+// reading it need their input (input_saved), as is the MLP's down-projection input.
 double block_saved_per_token(const Architecture& a, const Workload& w) {
     const double c = compute_bytes(w), h = d(a.hidden);
     const double q = d(a.heads * a.head_dim), kv = d(a.kv_heads * a.head_dim);
     const double norm_weight_grad = w.method == Method::full ? c * h : 0;
-    const double norms = 2 * (4 * h + c * h + norm_weight_grad);
+    const double attention_input = input_saved(w, a, {"q_proj", "k_proj", "v_proj"}) ? c * h : 0;
+    const double mlp_input = input_saved(w, a, {"gate_proj", "up_proj"}) ? c * h : 0;
+    const double norms = 2 * (4 * h + norm_weight_grad) + attention_input + mlp_input;
     const double attention = c * (q + 2 * kv) + c * q + 4 * d(a.heads);
     const double eager = w.flash_attn ? 0 : d(a.heads) * d(w.seq) * (c + 4 + c);  // scores, fp32 softmax, its cast
-    const double matrices = a.gated_mlp ? 4 : 2;
+    // Gated: the gate's output, its activation, the up output, and their product (down's input);
+    // plain: the up output and its activation (down's input). MoE experts are left as they were.
+    const double down_input = a.is_moe() || input_saved(w, a, {"down_proj"}) ? 1 : 0;
+    const double matrices = (a.gated_mlp ? 3 : 1) + down_input;
     double mlp = matrices * c * d(a.intermediate);
     if (a.is_moe())
         mlp = d(a.experts_per_token) * (matrices * c * d(a.expert_intermediate) + 2 * c * h) + 8 * d(a.experts);
