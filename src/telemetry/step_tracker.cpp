@@ -279,7 +279,7 @@ StepMatch StepTracker::Compiled::match(std::string_view window) const {
 
 void StepTracker::feed(std::string_view line, std::optional<double> now) {
     const std::string_view window = line.substr(0, kWindow);
-    const uint64_t found = literals_ ? literals_->find(window) : 0;
+    const LiteralSet::Bits found = literals_ ? literals_->find(window) : 0;
     for (const auto& pattern : patterns_) {
         if (pattern.literals && !(found & pattern.literals)) continue;
         if (const StepMatch m = pattern.match(window); m.matched) {

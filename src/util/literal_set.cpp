@@ -41,7 +41,7 @@ std::array<uint32_t, 65536> pair_costs() {
 }  // namespace
 
 LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
-    if (literals_.empty() || literals_.size() > 64) throw std::invalid_argument("LiteralSet: 1 to 64 literals");
+    if (literals_.empty() || literals_.size() > kMaxLiterals) throw std::invalid_argument("LiteralSet: 1 to 128 literals");
     static const std::array<uint32_t, 65536> cost = pair_costs();
     for (size_t i = 0; i < literals_.size(); ++i) {
         const std::string& literal = literals_[i];
@@ -59,8 +59,8 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
     std::sort(anchors_.begin(), anchors_.end(), [](const Anchor& a, const Anchor& b) { return a.key < b.key; });
 }
 
-uint64_t LiteralSet::find(std::string_view text) const {
-    uint64_t found = 0;
+LiteralSet::Bits LiteralSet::find(std::string_view text) const {
+    Bits found = 0;
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     for (size_t at = 0; at + 1 < text.size(); ++at) {
         if (!first_[p[at]]) continue;
@@ -69,7 +69,7 @@ uint64_t LiteralSet::find(std::string_view text) const {
         auto it = std::lower_bound(anchors_.begin(), anchors_.end(), key, [](const Anchor& a, uint16_t k) { return a.key < k; });
         for (; it != anchors_.end() && it->key == key; ++it)
             if (at >= it->offset && text.substr(at - it->offset).starts_with(literals_[it->literal]))
-                found |= uint64_t{1} << it->literal;
+                found |= Bits{1} << it->literal;
     }
     return found;
 }

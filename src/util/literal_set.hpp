@@ -15,11 +15,14 @@ namespace sg {
 
 class LiteralSet {
 public:
-    // Each literal at least 2 bytes, at most 64 literals; throws std::invalid_argument otherwise.
+    __extension__ typedef unsigned __int128 Bits;  // a bit per literal
+    static constexpr size_t kMaxLiterals = 128;
+
+    // Each literal at least 2 bytes, at most kMaxLiterals; throws std::invalid_argument otherwise.
     explicit LiteralSet(std::vector<std::string> literals);
 
     // Bit i is set when literal i occurs in `text` (case-sensitive).
-    uint64_t find(std::string_view text) const;
+    Bits find(std::string_view text) const;
 
     const std::vector<std::string>& literals() const { return literals_; }
 

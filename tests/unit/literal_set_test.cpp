@@ -10,10 +10,10 @@ using namespace sg;
 namespace {
 
 // The obvious answer, one find() per literal.
-uint64_t naive(const std::vector<std::string>& literals, std::string_view text) {
-    uint64_t found = 0;
+LiteralSet::Bits naive(const std::vector<std::string>& literals, std::string_view text) {
+    LiteralSet::Bits found = 0;
     for (size_t i = 0; i < literals.size(); ++i)
-        if (text.find(literals[i]) != std::string_view::npos) found |= uint64_t{1} << i;
+        if (text.find(literals[i]) != std::string_view::npos) found |= LiteralSet::Bits{1} << i;
     return found;
 }
 
@@ -36,10 +36,19 @@ TEST_CASE("LiteralSet finds the same literals as one find() each", "[literal_set
     }
 }
 
+TEST_CASE("LiteralSet finds literals past the 64th", "[literal_set]") {
+    std::vector<std::string> literals;
+    for (int i = 0; i < 128; ++i) literals.push_back("w" + std::to_string(i) + "#");
+    const LiteralSet set(literals);
+    for (std::string_view text : {"w0#", "w63# w64#", "x w127# y", "w100#w3#", "w128#"})
+        CHECK(set.find(text) == naive(literals, text));
+    CHECK(set.find("w127#") == LiteralSet::Bits{1} << 127);
+}
+
 TEST_CASE("LiteralSet rejects what it cannot do", "[literal_set]") {
     CHECK_THROWS(LiteralSet({}));
     CHECK_THROWS(LiteralSet({"x"}));
-    CHECK_THROWS(LiteralSet(std::vector<std::string>(65, "ab")));
+    CHECK_THROWS(LiteralSet(std::vector<std::string>(129, "ab")));
 }
 
 TEST_CASE("printable keeps text, drops escapes, replaces the rest", "[printable]") {
