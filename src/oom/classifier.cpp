@@ -67,6 +67,7 @@ enum Anchor : int {
     kToAllocate, kAllocationFailed, kAllocFailedLower, kInsufficient, kExhaustedCaps, kExhausted, kAvailableMemory,
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
+    kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -84,10 +85,13 @@ const std::vector<std::string> kAnchorTexts = {
     "o allocate", "llocation failed", "alloc failed", "nsufficient ", "EXHAUSTED", "exhausted", "available memory",
     "memory limit", "memory budget", "memory pressure", "systemd-oomd", "low on ", "available RAM",
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
+    "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
+    "nvgpu", "cma_alloc",
 };
-static_assert(kAnchorCount <= 64, "LiteralSet finds at most 64 literals");
-constexpr uint64_t bit(Anchor anchor) { return uint64_t{1} << anchor; }
-constexpr uint64_t kErrorAnchors = bit(kTraceback) | bit(kErrorColon) | bit(kErrorLower) | bit(kException) |
+static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
+using Bits = LiteralSet::Bits;
+constexpr Bits bit(Anchor anchor) { return Bits{1} << anchor; }
+constexpr Bits kErrorAnchors = bit(kTraceback) | bit(kErrorColon) | bit(kErrorLower) | bit(kException) |
                                    bit(kTerminateCalled) | bit(kSegfault) | bit(kCoreDumped) | bit(kFatalPython);
 
 constexpr size_t kHeadWindow = 16 * 1024;
@@ -137,7 +141,8 @@ bool caught_oom(std::string_view s) {
     if (has(s, "raise ")) return false;  // the finder's source line in a traceback
     if (has(s, "recover from OOM") || has(s, "OOM Detected, reducing batch") || has(s, "No executable batch size found"))
         return true;
-    const bool memory = has(s, "ut of memory") || has(s, "OOM") || has(s, "lack of memory");
+    const bool memory = has(s, "ut of memory") || has(s, "ut of Memory") || has(s, "ut Of Memory") || has(s, "OOM") ||
+                        has(s, "lack of memory");
     return memory && (has(s, "skipping batch") || has(s, "skip this batch") || has(s, "etrying") || has(s, "to CPU") ||
                       has(s, "reducing batch") || has(s, "falling back"));
 }
@@ -241,7 +246,7 @@ bool names_a_timeout(std::string_view s) {
     return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout");
 }
 
-bool sigkill_sign(std::string_view s, uint64_t found) {
+bool sigkill_sign(std::string_view s, Bits found) {
     if (names_a_timeout(s)) return false;
     if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL") ||
                                     (has(s, "signal SIGKILL") && !has(s, "closing signal") && !has(s, "Sending"))))
@@ -250,6 +255,7 @@ bool sigkill_sign(std::string_view s, uint64_t found) {
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
     if ((found & bit(kKilled)) && has(s, "killed by signal: Killed")) return true;
+    if (found & bit(kMpiExitCode)) return trim(s).ends_with("EXIT CODE: 9");  // MPICH's hydra: the rank's signal
     if ((found & bit(kKilled)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
     if (found & bit(kKernelDied)) return has(s, "kernel") && has(s, "appears to have died");  // Jupyter's notice
     return (found & (bit(kKilled) | bit(kKilledZh))) && shell_killed(s);
@@ -260,7 +266,24 @@ bool death_report(std::string_view s) {
     return has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") || parse_srun_task_end(s);
 }
 
-// A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut down.
+// Kubernetes' reason for a container's end, when it is not OOMKilled: the runtime says OOMKilled for
+// its memory cgroup's kills, so "Reason: Error" with exit 137 was a kill for something else (a
+// liveness probe, a deadline, a drained node).
+bool kubernetes_other_reason(std::string_view s) {
+    size_t at = s.find("eason:");
+    if (at == std::string_view::npos || at == 0 || (s[at - 1] != 'R' && s[at - 1] != 'r')) return false;
+    if (at > 1 && s[at - 2] != ' ' && s[at - 2] != '\t') return false;  // "Reason:", not "exitReason:"
+    const std::string_view t = trim(s.substr(at + 6));
+    return t == "Error" || t == "Completed" || t == "ContainerCannotRun" || t == "DeadlineExceeded" || t == "Evicted";
+}
+
+// A memory error a log line reports at INFO or DEBUG level was handled, not the end of the program
+// (ESMFold's "| INFO | root | Failed (CUDA out of memory) on sequence ...").
+bool logged_as_handled(std::string_view s) {
+    return has(s, " INFO ") || has(s, "| INFO |") || has(s, "[INFO]") || has(s, "INFO:") || has(s, " DEBUG ") ||
+           has(s, "[DEBUG]") || has(s, "DEBUG:") || has(s, "level=info") || has(s, "level=debug");
+}
+
 // A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut
 // down, docker compose stopping its services, Kubernetes evicting a pod for anything but memory.
 bool termination(std::string_view s) {
@@ -310,6 +333,7 @@ bool slurm_memory_limit(std::string_view s) {
 // "memory usage exceeded request_memory"; runc's "container init was OOM-killed".
 bool batch_memory_limit(std::string_view s) {
     if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
+    if (has(s, "illed") && has(s, "excessive memory")) return true;  // HTCondor: "Job killed by HTCondor due to excessive memory use"
     if (!has(s, "xceeded")) return false;
     const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory");
     return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
@@ -341,7 +365,7 @@ bool framework_memory_monitor(std::string_view s) {
     }
     return has(s, "container oom") || (has(s, "systemd-oomd") && has(s, "Killed")) ||
            has(s, "low on resource: memory") ||
-           has(s, "beyond physical memory limits") || has(s, "for exceeding memory limits") ||
+           (has(s, "beyond") && has(s, "memory limits")) || has(s, "for exceeding memory limits") ||
            has(s, "session crashed after using all available RAM");
 }
 
@@ -352,7 +376,7 @@ bool framework_memory_monitor(std::string_view s) {
 // resource limits (shared memory, registers, TPU vmem), a disk, a warning in a run that went on, or
 // advice.
 constexpr std::string_view kFailurePhrases[] = {
-    "out of memory", "Out of memory", "OUT OF MEMORY", "OutOfMemory", "Cannot allocate", "cannot allocate",
+    "out of memory", "Out of memory", "Out of Memory", "Out Of Memory", "OUT OF MEMORY", "OutOfMemory", "Cannot allocate", "cannot allocate",
     "can't allocate", "ailed to allocate", "nable to allocate", "llocation failed", "alloc failed",
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
     "esource exhausted", "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
@@ -361,7 +385,7 @@ constexpr std::string_view kFailurePhrases[] = {
 // other families' records: the kernel's OOM kills and the NVIDIA driver's (see driver_verdict).
 constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
-    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "NVRM", "Killed process", "Kill process", "oom-kill",
+    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
     "oom_kill"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
@@ -392,8 +416,24 @@ bool any_of(std::string_view s, std::span<const std::string_view> needles) {
     return std::any_of(needles.begin(), needles.end(), [&](std::string_view n) { return has(s, n); });
 }
 
+// "bm_alloc_gmem failed", "Alloc Device Memory Failed!": an allocation verb, a failure and memory.
+bool alloc_failed(std::string_view s) {
+    const size_t alloc = std::min(s.find("alloc"), s.find("Alloc"));
+    if (alloc == std::string_view::npos) return false;
+    const std::string_view rest = s.substr(alloc);
+    return (has(rest, "fail") || has(rest, "Fail") || has(rest, "FAIL")) &&
+           (has(s, "mem") || has(s, "Mem") || has(s, "MEM"));
+}
+
+// MindSpore's "plus alloc size : 301990400 is more than total mem size : 29464985600".
+bool request_exceeds_memory(std::string_view s) {
+    return (has(s, "more than") || has(s, "exceeds") || has(s, "larger than")) &&
+           (has(s, "total mem") || has(s, "available mem") || has(s, "free mem") || has(s, "device mem"));
+}
+
 bool allocation_failure(std::string_view s) {
-    if (!any_of(s, kFailurePhrases) || any_of(s, kNotAnAllocation) || any_of(s, kWarning) || looks_like_code(s))
+    if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
+        any_of(s, kNotAnAllocation) || any_of(s, kWarning) || looks_like_code(s))
         return false;
     if (any_of(s, kAdvice) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     return has_size(s) || any_of(s, kFailureContext);
@@ -407,16 +447,17 @@ bool kv_cache_does_not_fit(std::string_view s) {
 }
 
 struct Rule {
-    uint64_t anchors;
+    Bits anchors;
     Kind kind;
     bool (*test)(std::string_view);
 };
 
-constexpr uint64_t kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryClass) |
+constexpr Bits kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryClass) |
                                      bit(kAllocateMemory) | bit(kToAllocate) | bit(kAllocationFailed) |
                                      bit(kAllocFailedLower) | bit(kInsufficient) | bit(kNotEnoughMemory) |
                                      bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory) |
-                                     bit(kOutOfMemoryCaps) | bit(kAllocationFailure);
+                                     bit(kOutOfMemoryCaps) | bit(kAllocationFailure) | bit(kOfMemoryCapital) |
+                                     bit(kAllocLower) | bit(kAllocCapital);
 
 // The messages that decide by themselves, by family and most specific first within it: the first
 // rule that matches names the kind ("torch.OutOfMemoryError: HIP out of memory" is HIP). The
@@ -443,7 +484,7 @@ const std::array kMessageRules = {
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
-    Rule{bit(kOutOfMemory) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
+    Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
     // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
     // limit at some point", Ray's summary counting 0 kills, docker inspect's "OOMKilled": false.
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
@@ -625,7 +666,7 @@ bool Classifier::feed(std::string_view line) {
     ++lines_;
     const std::string window = line.size() > kHeadWindow + kTailWindow ? bounded(line) : std::string();
     const std::string_view text = window.empty() ? line : std::string_view(window);
-    const uint64_t found = anchors_.find(text);
+    const Bits found = anchors_.find(text);
     if (found) note_context(found, text);
     auto evidence = found ? match(text, found) : std::nullopt;
     bool decided = evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found);
@@ -636,8 +677,8 @@ bool Classifier::feed(std::string_view line) {
 
 // The driver's allocation failure and other errors: neither decides by itself (see verdict()).
 // True when an NVRM record is now the first evidence.
-bool Classifier::note_other(uint64_t found, std::string_view line) {
-    if ((found & bit(kNvrm)) && is_nvrm_memory_record(line)) {
+bool Classifier::note_other(Bits found, std::string_view line) {
+    if ((found & (bit(kNvrm) | bit(kNvgpu) | bit(kCmaAlloc))) && is_nvrm_memory_record(line)) {
         if (nvrm_) return false;
         nvrm_ = Evidence{Kind::unified_memory, Strength::sign, evidence_text(line), lines_, training_, 0};
         return !message_ && !sign_;
@@ -660,7 +701,8 @@ bool Classifier::record(Evidence evidence, std::string_view shown) {
     // A kill sign after a recovery attempt says the trainer died; another caught OOM does not. A finder
     // that gave up ("RuntimeError: No executable batch size found") is no attempt but the death itself.
     if (recovered_at_ && evidence.line > *recovered_at_ && !is_message) died_after_recovery_ = true;
-    if (evidence.kind == Kind::caught_oom && !error_line(shown) && !has(shown, "No executable batch size")) {
+    const bool handled = is_message && family_of(evidence.kind) != Family::monitor && logged_as_handled(shown);
+    if ((evidence.kind == Kind::caught_oom && !error_line(shown) && !has(shown, "No executable batch size")) || handled) {
         recovered_at_ = evidence.line;  // what came before belonged to the OOM it caught
         died_after_recovery_ = false;
     }
@@ -677,7 +719,7 @@ bool Classifier::record(Evidence evidence, std::string_view shown) {
 // A message that a terminal or rich wrapped across the line break ("CUDA out of mem" + "ory.",
 // "cudaMalloc fail" + "ed: out of memory"): tried when this line has an anchor it does not explain
 // by itself, or when an anchor straddles the break.
-bool Classifier::consider_wrapped(std::string_view line, uint64_t found) {
+bool Classifier::consider_wrapped(std::string_view line, Bits found) {
     if (message_ || tail_.empty() || line.size() < 2 || line.front() == ' ') return false;
     if (!found && !continuations_.test(bigram(line[0], line[1]))) return false;  // starts no anchor's remainder
     const std::string_view tail = std::string_view(tail_).substr(tail_.size() - std::min(tail_.size(), kWrapSeam));
@@ -696,7 +738,7 @@ bool Classifier::straddles(std::string_view tail, std::string_view glue, std::st
     char* end = std::copy(tail.begin(), tail.end(), buffer.data());
     end = std::copy(glue.begin(), glue.end(), end);
     end = std::copy(head.begin(), head.end(), end);
-    const uint64_t in_seam = anchors_.find(std::string_view(buffer.data(), static_cast<size_t>(end - buffer.data())));
+    const Bits in_seam = anchors_.find(std::string_view(buffer.data(), static_cast<size_t>(end - buffer.data())));
     return (in_seam & ~(anchors_.find(tail) | anchors_.find(head))) != 0;
 }
 
@@ -708,7 +750,7 @@ void Classifier::remember_tail(std::string_view line) {
     tail_.assign(line.substr(line.size() - std::min(line.size(), kWrapJoin)));
 }
 
-void Classifier::note_context(uint64_t found, std::string_view line) {
+void Classifier::note_context(Bits found, std::string_view line) {
     if (found & (bit(kOsFork) | bit(kPopenFork) | bit(kForkExec))) {
         fork_context_until_ = lines_ + kForkContextLines;
         // Workers' tracebacks interleave: the ENOMEM line may come before its fork() frame.
@@ -726,11 +768,12 @@ void Classifier::note_context(uint64_t found, std::string_view line) {
                   bit(kStopping) | bit(kLowOnMemory))) &&
         termination(line) && !srun_task_ended_)
         if (!termination_) termination_ = evidence_text(line);
+    if ((found & bit(kReason)) && kubernetes_other_reason(line) && !termination_) termination_ = evidence_text(line);
     if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(line) && !srun_task_ended_)
         if (!termination_) termination_ = evidence_text(line);
 }
 
-std::optional<Classifier::Evidence> Classifier::match(std::string_view text, uint64_t found) const {
+std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bits found) const {
     Evidence e;
     e.line = lines_;
     e.in_training = training_;

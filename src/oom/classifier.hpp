@@ -147,13 +147,13 @@ public:
     };
 
 private:
-    std::optional<Evidence> match(std::string_view text, uint64_t found) const;
+    std::optional<Evidence> match(std::string_view text, LiteralSet::Bits found) const;
     bool record(Evidence evidence, std::string_view shown);
-    bool consider_wrapped(std::string_view line, uint64_t found);
+    bool consider_wrapped(std::string_view line, LiteralSet::Bits found);
     bool straddles(std::string_view tail, std::string_view glue, std::string_view head) const;
     void remember_tail(std::string_view line);
-    void note_context(uint64_t found, std::string_view line);
-    bool note_other(uint64_t found, std::string_view line);
+    void note_context(LiteralSet::Bits found, std::string_view line);
+    bool note_other(LiteralSet::Bits found, std::string_view line);
     std::optional<Verdict> driver_verdict(const ExitStatus& exit, const KernelEvidence& kernel,
                                           const std::optional<std::string>& killed) const;
 

@@ -72,6 +72,11 @@ const CgroupMount* find_mount(const std::vector<CgroupMount>& mounts, bool unifi
 }  // namespace
 
 bool is_nvrm_memory_record(std::string_view line) {
+    // Jetson's Tegra driver and the contiguous-memory pool it allocates from: "nvgpu: ... DMA alloc FAILED",
+    // "cma_alloc: linux,cma: alloc failed, req-size: 62864 pages".
+    if ((contains(line, "nvgpu") || contains(line, "cma_alloc")) && contains_nocase(line, "alloc") &&
+        contains_nocase(line, "fail"))
+        return true;
     if (!contains(line, "NVRM")) return false;
     if (contains(line, "NV_ERR_NO_MEMORY") || contains(line, "_memdescAllocInternal")) return true;
     return contains_nocase(line, "iova") && (contains_nocase(line, "fail") || contains_nocase(line, "error"));

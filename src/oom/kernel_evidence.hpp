@@ -49,7 +49,8 @@ private:
 };
 
 // The NVIDIA driver's record of a failed allocation of unified memory: "NVRM: ..." naming
-// NV_ERR_NO_MEMORY, _memdescAllocInternal or a failed IOVA mapping.
+// NV_ERR_NO_MEMORY, _memdescAllocInternal or a failed IOVA mapping; on Jetson, the Tegra driver's
+// ("nvgpu: ... DMA alloc FAILED") and the contiguous-memory pool's ("cma_alloc: ... alloc failed").
 bool is_nvrm_memory_record(std::string_view line);
 
 // A /dev/kmsg record: "PRIORITY,SEQUENCE,MICROSECONDS,FLAGS[,...];MESSAGE" then optional
