@@ -9,5 +9,9 @@ build=${BUILD_DIR:-$root/build}
 rm -rf "$build/test-results"
 status=0
 (cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
+# The tables measuring tests left behind (the classifier by family, the estimator's calibration).
+for table in "$build"/test-results/*.txt; do
+  [ -e "$table" ] && { echo; cat "$table"; }
+done
 /usr/bin/python3 "$root/scripts/skipped_tests.py" "$build/test-results" ${SPARKGUARD_NO_SKIPS:+--none-allowed} || status=$?
 exit $status

@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -24,6 +27,16 @@
 using namespace sg::accounting;
 
 namespace {
+
+// Prints the table and keeps it, for $SPARKGUARD_TEST_RESULTS/calibration.txt (scripts/test.sh shows it).
+std::string g_table;
+template <typename... Args>
+void report(const char* format, Args... args) {
+    char line[512];
+    std::snprintf(line, sizeof line, format, args...);
+    std::fputs(line, stdout);
+    g_table += line;
+}
 
 constexpr double kGiB = 1.073741824;  // GB per GiB: cards are sold in GiB
 
@@ -129,9 +142,9 @@ struct Summary {
 };
 
 void print_group(const char* title, const std::map<std::string, Summary>& groups) {
-    std::printf("%-26s %5s %14s %12s\n", title, "rows", "median |err|", "within 20%");
+    report("%-26s %5s %14s %12s\n", title, "rows", "median |err|", "within 20%");
     for (const auto& [name, s] : groups)
-        std::printf("%-26s %5zu %13.1f%% %11.0f%%\n", name.c_str(), s.errors.size(), 100 * s.median(), 100 * s.within(0.20));
+        report("%-26s %5zu %13.1f%% %11.0f%%\n", name.c_str(), s.errors.size(), 100 * s.median(), 100 * s.within(0.20));
 }
 
 }  // namespace
@@ -142,7 +155,7 @@ TEST_CASE("estimator against published measurements", "[calibration]") {
     std::map<std::string, Summary> by_source, by_method;
     std::set<std::string> sources;
     size_t counted = 0;
-    std::printf("\nrows outside +-20%%:\n");
+    report("\nrows outside +-20%%:\n");
     for (const auto& p : points) {
         if (!p.exclude.empty()) continue;
         ++counted;
@@ -153,23 +166,27 @@ TEST_CASE("estimator against published measurements", "[calibration]") {
         by_source[p.source].errors.push_back(error);
         by_method[p.method].errors.push_back(error);
         if (error > 0.20)
-            std::printf("  %-56s %-9s %7.2f %7.2f %+6.0f%%\n", p.id.c_str(), p.outcome == "max" ? "card" : p.metric.c_str(),
+            report("  %-56s %-9s %7.2f %7.2f %+6.0f%%\n", p.id.c_str(), p.outcome == "max" ? "card" : p.metric.c_str(),
                         p.measured_gb, p.predicted_gb, 100 * p.error());
     }
-    std::printf("\nexcluded rows (settings the estimator cannot represent; in no check):\n");
-    if (counted == points.size()) std::printf("  none\n");
+    report("\nexcluded rows (settings the estimator cannot represent; in no check):\n");
+    if (counted == points.size()) report("  none\n");
     for (const auto& p : points)
         if (!p.exclude.empty())
-            std::printf("  %-56s %-9s %7.2f %7.2f  %s\n", p.id.c_str(), p.metric.c_str(), p.measured_gb, p.predicted_gb,
+            report("  %-56s %-9s %7.2f %7.2f  %s\n", p.id.c_str(), p.metric.c_str(), p.measured_gb, p.predicted_gb,
                         p.exclude.c_str());
-    std::printf("\n");
+    report("\n");
     print_group("source", by_source);
-    std::printf("\n");
+    report("\n");
     print_group("method", by_method);
-    std::printf("\nall: %zu rows in the file, %zu counted (%zu with a measured peak or card, %zu OOM), %zu excluded, "
+    report("\nall: %zu rows in the file, %zu counted (%zu with a measured peak or card, %zu OOM), %zu excluded, "
                 "%zu sources; median |error| %.1f%%, within 20%%: %.1f%%\n\n",
                 points.size(), counted, all.errors.size(), counted - all.errors.size(), points.size() - counted,
                 sources.size(), 100 * all.median(), 100 * all.within(0.20));
+    if (const char* dir = std::getenv("SPARKGUARD_TEST_RESULTS")) {
+        std::filesystem::create_directories(dir);
+        std::ofstream(std::filesystem::path(dir) / "calibration.txt") << "estimator against published measurements:" << g_table;
+    }
     CHECK(counted >= 100);
     CHECK(sources.size() >= 6);
     CHECK(all.median() <= 0.08);
