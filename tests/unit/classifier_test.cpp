@@ -506,6 +506,8 @@ TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said 
              "Your session crashed after using all available RAM.",
              "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.",
              "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648",
+             "ERROR:RetryJob Job killed by HTCondor due to excessive memory use (RSS=2250 MB). Will not retry it.",
+             "Container [pid=188212] is running beyond virtual memory limits. Current usage: 2.8 GB of 2.1 GB virtual memory used.",
              "The node was low on resource: memory. Container trainer was using 30Gi, which exceeds its request of 0.",
          }) {
         INFO(line);
@@ -537,6 +539,9 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
              "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648).",
              "OpenCL error: CL_MEM_OBJECT_ALLOCATION_FAILURE",
              "vk::Device::allocateMemory: ErrorOutOfDeviceMemory VK_ERROR_OUT_OF_DEVICE_MEMORY",
+             "[bmlib_memory][error] bm_alloc_gmem failed, dev_id = 0, size = 0x639c00",
+             "Expected ret == 0 to be true, but got false. Alloc Device Memory Failed! Program Terminated.",
+             "[ERROR] mem_dynamic_allocator.cc:392] TotalUsedMemStatistics : 29356337664 plus alloc size : 301990400 is more than total mem size : 29464985600.",
          }) {
         INFO(line);
         CHECK(classify({line}, unknown).kind == Kind::engine_allocator);
@@ -550,6 +555,8 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
              "java.lang.OutOfMemoryError: Java heap space",
              "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.",
              "OSError: [Errno 28] No space left on device: failed to allocate 4 GB on disk",
+             "grpc._channel._Rendezvous: <_Rendezvous of RPC that terminated with: status = StatusCode.RESOURCE_EXHAUSTED",
+             "22/11/10 13:59:15 | INFO | root | Failed (CUDA out of memory) on sequence hipAB-900 of length 918.",
          }) {
         INFO(line);
         CHECK(classify({line}, unknown).kind != Kind::engine_allocator);
@@ -562,6 +569,13 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
                           "WARNING: [TRT]: Skipping tactic 3 due to insufficient memory on requested size of 4294967296"},
                          unknown).oom);
     CHECK(kind_of("XPU out of memory. Tried to allocate 2.00 GiB") == Kind::xpu);
+    // Jetson's Tegra driver and its contiguous-memory pool are the driver's records, like NVRM's.
+    for (const std::string& line : std::vector<std::string>{
+             "kernel: nvgpu: 17000000.gpu nvgpu_dma_print_err:101  [INFO]  DMA alloc FAILED: [sysmem] size=257490944",
+             "kernel: [   13.879784] cma: cma_alloc: linux,cma: alloc failed, req-size: 62864 pages, ret: -12"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::unified_memory);
+    }
     CHECK(kind_of("[  687.29] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=pt_main_thread,pid=42,uid=0") ==
           Kind::cgroup_oom_kill);
 }
@@ -588,6 +602,7 @@ TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before 
              {"Received 15 death signal, shutting down workers", "Signal 9 (SIGKILL) received by PID 42"},
              {"reason=Evicted", "The node was low on resource: ephemeral-storage.", "exitCode 137"},
              {"signal: killed: context deadline exceeded"},
+             {"    State:          Terminated", "      Reason:       Error", "      Exit Code:    137"},
          }) {
         INFO(lines.front());
         CHECK_FALSE(classify(lines, ExitStatus::unknown()).oom);
@@ -596,7 +611,8 @@ TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before 
              "fish: Job 1, 'python3 train.py' terminated by signal SIGKILL (Forced quit)",
              "Program terminated with signal SIGKILL, Killed.",
              "msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\"",
-             "The kernel appears to have died. It will restart automatically."}) {
+             "The kernel appears to have died. It will restart automatically.",
+             "=   EXIT CODE: 9"}) {
         INFO(line);
         CHECK(classify({line}, ExitStatus::unknown()).kind == Kind::sigkill_probable);
     }
@@ -619,6 +635,8 @@ TEST_CASE("a caught OOM decides a death that followed it, not a run that went on
     CHECK(classify(died, unknown).kind == Kind::caught_oom);
     CHECK(kind_of("Prediction on device was unsuccessful, probably due to a lack of memory. Moving results arrays to CPU") ==
           Kind::caught_oom);
+    CHECK(classify({"Warning: Encountered Out of Memory during VAE decoding; Retrying with Tiled VAE Decoding...",
+                    "Traceback (most recent call last):"}, unknown).kind == Kind::caught_oom);
     // A finder that gave up is the death itself.
     CHECK(classify({"RuntimeError: No executable batch size found, reached zero."}, unknown).kind == Kind::caught_oom);
 }
