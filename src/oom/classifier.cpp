@@ -241,13 +241,13 @@ bool shell_killed(std::string_view s) {
     return false;
 }
 
-// A kill whose own line names a deadline: Go's "signal: killed: context deadline exceeded", "timed out".
+// A kill whose own line names a deadline (Go's "signal: killed: context deadline exceeded", "timed out"):
+// a stop from outside.
 bool names_a_timeout(std::string_view s) {
     return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout");
 }
 
 bool sigkill_sign(std::string_view s, Bits found) {
-    if (names_a_timeout(s)) return false;
     if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL") ||
                                     (has(s, "signal SIGKILL") && !has(s, "closing signal") && !has(s, "Sending"))))
         return true;
