@@ -67,7 +67,7 @@ enum Anchor : int {
     kToAllocate, kAllocationFailed, kAllocFailedLower, kInsufficient, kExhaustedCaps, kExhausted, kAvailableMemory,
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
-    kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc,
+    kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -86,7 +86,7 @@ const std::vector<std::string> kAnchorTexts = {
     "memory limit", "memory budget", "memory pressure", "systemd-oomd", "low on ", "available RAM",
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
     "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
-    "nvgpu", "cma_alloc",
+    "nvgpu", "cma_alloc", "on hold", "Mem-Info:",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -189,7 +189,8 @@ bool kernel_record(std::string_view s) {
     if ((has(s, "Killed process") || has(s, "Kill process")) &&
         (has(s, "Out of memory") || has(s, "Memory cgroup out of memory")))
         return true;
-    return has(s, "invoked oom-killer") || has(s, "] oom_kill_process+") || has(s, "oom-kill:constraint=");
+    return has(s, "invoked oom-killer") || has(s, "] oom_kill_process+") || has(s, "oom-kill:constraint=") ||
+           has(s, "] Mem-Info:");  // the memory dump that opens the OOM killer's report
 }
 
 // "exitcode: -9" in torchrun's failure line and "exitcode  : -9 (pid: N)" in ChildFailedError.
@@ -333,7 +334,8 @@ bool slurm_memory_limit(std::string_view s) {
 // "memory usage exceeded request_memory"; runc's "container init was OOM-killed".
 bool batch_memory_limit(std::string_view s) {
     if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
-    if (has(s, "illed") && has(s, "excessive memory")) return true;  // HTCondor: "Job killed by HTCondor due to excessive memory use"
+    if (has(s, "illed") && (has(s, "excessive memory") || has(s, "out-of-memory"))) return true;  // HTCondor, site notices
+    if (has(s, "on hold") && has(s, "memory usage")) return true;  // HTCondor's SYSTEM_PERIODIC_HOLD for memory
     if (!has(s, "xceeded")) return false;
     const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory");
     return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
@@ -385,7 +387,7 @@ constexpr std::string_view kFailurePhrases[] = {
 // other families' records: the kernel's OOM kills and the NVIDIA driver's (see driver_verdict).
 constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
-    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
+    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "mlock", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
     "oom_kill"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
@@ -481,7 +483,10 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
     Rule{bit(kOutOfMemory) | bit(kOom), Kind::xla, xla},
     Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
-    Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) { return has(s, "Cannot allocate memory"); }},
+    // Not mlock's RLIMIT_MEMLOCK ("warning: failed to mlock ... Cannot allocate memory"), nor a warning.
+    Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) {
+             return has(s, "Cannot allocate memory") && !has(s, "mlock") && !any_of(s, kWarning);
+         }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
     Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
@@ -490,7 +495,7 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
-    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom), Kind::monitor_kill, batch_memory_limit},
+    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam),
          Kind::monitor_kill, framework_memory_monitor},
@@ -785,7 +790,7 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
             e.kind = Kind::dataloader_fork;
         return e;
     }
-    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult))) && kernel_record(text)) {
+    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult) | bit(kMemInfo))) && kernel_record(text)) {
         e.kind = has(text, "Memory cgroup") || has(text, "CONSTRAINT_MEMCG") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
         return e;
     }

@@ -508,6 +508,8 @@ TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said 
              "=>> PBS: job killed: vmem 3372163072 exceeded limit 2147483648",
              "ERROR:RetryJob Job killed by HTCondor due to excessive memory use (RSS=2250 MB). Will not retry it.",
              "Container [pid=188212] is running beyond virtual memory limits. Current usage: 2.8 GB of 2.1 GB virtual memory used.",
+             "1050981.0   dbrown   11/7  23:48 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.",
+             "have been killed by an out-of-memory condition. Your job has used more RAM than asked for. This",
              "The node was low on resource: memory. Container trainer was using 30Gi, which exceeds its request of 0.",
          }) {
         INFO(line);
@@ -557,6 +559,8 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
              "OSError: [Errno 28] No space left on device: failed to allocate 4 GB on disk",
              "grpc._channel._Rendezvous: <_Rendezvous of RPC that terminated with: status = StatusCode.RESOURCE_EXHAUSTED",
              "22/11/10 13:59:15 | INFO | root | Failed (CUDA out of memory) on sequence hipAB-900 of length 918.",
+             "warning: failed to mlock 139264000-byte buffer (after previously locking 0 bytes): Cannot allocate memory",
+             "ImportError: libgomp.so.1: cannot allocate memory in static TLS block",
          }) {
         INFO(line);
         CHECK(classify({line}, unknown).kind != Kind::engine_allocator);
@@ -578,6 +582,7 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
     }
     CHECK(kind_of("[  687.29] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=pt_main_thread,pid=42,uid=0") ==
           Kind::cgroup_oom_kill);
+    CHECK(classify({"[Thu Mar 20 21:01:25 2025] Mem-Info:"}, unknown).kind == Kind::kernel_oom_kill);
 }
 
 TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before it", "[classifier][families]") {
