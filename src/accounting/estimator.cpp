@@ -29,11 +29,25 @@ double scaled_linear_params(const ModelShape& m) {
     return from_arch > 0 ? linear_params(m.arch) * m.params / from_arch : 0;
 }
 
-double weights_bytes(const ModelShape& m, const Workload& w) {
+// Whether PEFT's prepare_model_for_kbit_training upcasts the weights left unquantised to fp32.
+// The Hugging Face Trainer/TRL stack (the full loss) calls it for a bitsandbytes 4-bit model; it
+// casts every fp16/bf16 parameter that is not a Params4bit (embeddings, lm_head, norms) to fp32,
+// and skips GPTQ, AQLM, EETQ, HQQ and torchao models. torchtune and LitGPT (chunked loss) and
+// Unsloth (fused) keep them in 16-bit.
+bool kbit_upcast(const Workload& w) { return w.weight_dtype == DType::nf4 && w.loss == LossKind::full; }
+
+// The weights as loaded, before any upcast: embeddings, lm_head and norms stay in the compute
+// dtype (bitsandbytes, GPTQ, MXFP4 alike).
+double loaded_weights_bytes(const ModelShape& m, const Workload& w) {
     if (!is_quantized(w.weight_dtype)) return m.params * weight_bytes_per_param(w.weight_dtype);
-    // Embeddings, lm_head and norms stay in the compute dtype (bitsandbytes, GPTQ, MXFP4 alike).
     const double linear = scaled_linear_params(m);
     return linear * weight_bytes_per_param(w.weight_dtype) + (m.params - linear) * 2;
+}
+
+// The weights while training: the unquantised part at 4 bytes where PEFT upcasts it.
+double weights_bytes(const ModelShape& m, const Workload& w) {
+    const double loaded = loaded_weights_bytes(m, w);
+    return kbit_upcast(w) ? loaded + (m.params - scaled_linear_params(m)) * 2 : loaded;
 }
 
 double lora_params(const ModelShape& m, const Workload& w) {
@@ -50,7 +64,10 @@ double largest_linear(const Architecture& a) {
     return largest;
 }
 
-double largest_matrix(const Architecture& a) { return std::max(largest_linear(a), d(a.vocab) * d(a.hidden)); }
+// One vocab x hidden table: the embedding, or lm_head.
+double vocab_table(const Architecture& a) { return d(a.vocab) * d(a.hidden); }
+
+double largest_matrix(const Architecture& a) { return std::max(largest_linear(a), vocab_table(a)); }
 
 // Adafactor keeps a row and a column vector per matrix instead of two full moments.
 double adafactor_bytes(const ModelShape& m, const Workload& w) {
@@ -185,14 +202,18 @@ Activations activation_bytes(const ModelShape& m, const Workload& w) {
     return {d(a.layers) * block + head + std::max(logits, backward), logits, fp32_logits, logits >= backward ? logits : 0};
 }
 
-double load_peak_bytes(const ModelShape& m, const Workload& w, double weights, const PlatformTraits& t) {
+double load_peak_bytes(const ModelShape& m, const Workload& w, const PlatformTraits& t) {
     const double checkpoint = m.checkpoint_bytes > 0 ? m.checkpoint_bytes : m.params * 2;
     const double shard = m.largest_shard_bytes > 0 ? m.largest_shard_bytes : std::min(kDefaultShardBytes, checkpoint);
     // Quantising at load copies each tensor to the device in bf16 first.
     const double quantise = is_quantized(w.weight_dtype) && !m.prequantized ? 2 * largest_linear(m.arch) : 0;
     // On unified memory the mmap'd pages of the shard being read share the pool with the copy.
     const double mapped = t.unified ? shard : 0;
-    return weights + quantise + mapped;
+    // PEFT's upcast, after loading, holds the 16-bit original of the tensor it is casting beside
+    // the fp32 copies made so far; the embedding table (lm_head the same size) is the largest.
+    // Loading is over by then: no shard is mapped.
+    const double upcast = kbit_upcast(w) ? weights_bytes(m, w) + 2 * vocab_table(m.arch) : 0;
+    return std::max(loaded_weights_bytes(m, w) + quantise + mapped, upcast);
 }
 
 }  // namespace
@@ -235,7 +256,7 @@ Estimate estimate(const ModelShape& m, const Workload& w, const PlatformTraits& 
     e.overhead_gb = (slack_base * t.fragmentation + act.largest_block + fixed) / kGB;
     e.train_peak_gb = e.tensors_peak_gb + e.overhead_gb;
     e.train_peak_phase = step_peak > backward_peak ? "optimizer step" : "backward";
-    e.load_peak_gb = (load_peak_bytes(m, w, weights, t) + fixed) / kGB;
+    e.load_peak_gb = (load_peak_bytes(m, w, t) + fixed) / kGB;
     e.peak_gb = std::max(e.train_peak_gb, e.load_peak_gb);
     e.peak_phase = e.load_peak_gb > e.train_peak_gb ? "load" : "training";
     e.bf16_weights_gb = m.params * 2 / kGB;

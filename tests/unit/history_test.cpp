@@ -83,7 +83,9 @@ TEST_CASE("an OOM measured at a smaller configuration makes a larger one does-no
     REQUIRE(judged.correction->oom);
     CHECK(describe(*judged.correction).find("ran out of memory on this machine at batch 1 x seq 1024") != std::string::npos);
     CHECK(with_history(plan_of("llama-3.1-8b", Method::qlora, 1, 512), runs).verdict == Verdict::fits);  // smaller still
-    CHECK(with_history(plan_of("qwen2.5-7b", Method::qlora, 2, 2048), runs).verdict == Verdict::fits);
+    // another family, larger than what ran out (2 x 1024: at 2 x 2048 the fp32 embeddings and lm_head
+    // that PEFT keeps for bitsandbytes QLoRA make it tight on its own)
+    CHECK(with_history(plan_of("qwen2.5-7b", Method::qlora, 2, 1024), runs).verdict == Verdict::fits);
     const FitResult fit = fit_search(judged, 4096);  // the fit search stays below what ran out
     CHECK((!fit.found || fit.seq < 1024 || fit.batch < 2));
 }
