@@ -1,0 +1,181 @@
+// The classifier by family, measured on real logs (tests/data/logs/families): recall per family on
+// the OOM logs, false alarms per family on the look-alikes that resemble it. The 'dev' logs are what
+// the rules were developed against; the 'held' logs came later, from other projects, and were scored
+// once the rules were written. The table is printed, and written to $SPARKGUARD_TEST_RESULTS/
+// classifier-families.txt for scripts/test.sh to show.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "oom/log_diagnosis.hpp"
+#include "util/files.hpp"
+
+using namespace sg;
+using namespace sg::oom;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kFamilies = fs::path(SPARKGUARD_TEST_DATA) / "logs" / "families";
+
+// The targets on the held-back set (issue 14).
+constexpr double kRecallTarget = 0.90;
+constexpr double kFalseAlarmTarget = 0.05;
+
+json manifest() {
+    auto text = read_file(kFamilies / "manifest.json");
+    REQUIRE(text);
+    return json::parse(*text);
+}
+
+KernelEvidence log_only() {
+    KernelEvidence kernel;
+    kernel.unavailable.push_back("diagnose reads only the log");
+    return kernel;
+}
+
+struct Count {
+    int hits = 0;   // OOM logs called OOM; look-alikes called OOM
+    int total = 0;
+    double rate() const { return total ? static_cast<double>(hits) / total : 0; }
+};
+
+struct Score {
+    std::map<std::string, Count> recall;       // family -> OOM logs called OOM
+    std::map<std::string, Count> false_alarm;  // resembled family -> look-alikes called OOM
+    std::vector<std::string> misses;
+    Count all_recall, all_false_alarm;
+};
+
+Score score(const json& m, const std::string& set) {
+    Score s;
+    for (const auto& entry : m["logs"]) {
+        if (entry["set"] != set) continue;
+        const std::string file = entry["file"];
+        auto text = read_file(kFamilies / file);
+        REQUIRE(text);
+        // An exit the shells and launchers cannot print (PBS adds 256 to a signal) is as good as unknown.
+        const int number = entry.value("exit", 1000);
+        const ExitStatus exit = number >= -64 && number <= 255 ? ExitStatus::from_number(number) : ExitStatus::unknown();
+        const Verdict v = diagnose_log(*text, exit, log_only()).verdict;
+        const bool oom = entry["oom"];
+        if (oom) {
+            Count& c = s.recall[entry["family"]];
+            c.total++, s.all_recall.total++;
+            if (v.oom) c.hits++, s.all_recall.hits++;
+        } else {
+            Count& c = s.false_alarm[entry["resembles"]];
+            c.total++, s.all_false_alarm.total++;
+            if (v.oom) c.hits++, s.all_false_alarm.hits++;
+        }
+        if (v.oom != oom)
+            s.misses.push_back(file + (oom ? ": missed (" + v.reason + ")" : ": false alarm, " + std::string(kind_name(v.kind)) +
+                                                                                 " from: " + v.evidence.substr(0, 160)));
+    }
+    return s;
+}
+
+std::string table(const Score& s, const std::string& title) {
+    std::ostringstream out;
+    char row[200];
+    out << title << "\n";
+    std::snprintf(row, sizeof row, "  %-22s %14s %16s\n", "family", "recall", "false alarms");
+    out << row;
+    std::set<std::string> families;
+    for (const auto& [f, _] : s.recall) families.insert(f);
+    for (const auto& [f, _] : s.false_alarm) families.insert(f);
+    auto cell = [](const std::map<std::string, Count>& counts, const std::string& f) {
+        auto it = counts.find(f);
+        if (it == counts.end()) return std::string("-");
+        char buffer[40];
+        std::snprintf(buffer, sizeof buffer, "%d/%d %3.0f%%", it->second.hits, it->second.total, 100 * it->second.rate());
+        return std::string(buffer);
+    };
+    for (const auto& f : families) {
+        std::snprintf(row, sizeof row, "  %-22s %14s %16s\n", f.c_str(), cell(s.recall, f).c_str(), cell(s.false_alarm, f).c_str());
+        out << row;
+    }
+    std::snprintf(row, sizeof row, "  %-22s %7d/%d %3.0f%% %9d/%d %3.0f%%\n", "all", s.all_recall.hits, s.all_recall.total,
+                  100 * s.all_recall.rate(), s.all_false_alarm.hits, s.all_false_alarm.total, 100 * s.all_false_alarm.rate());
+    out << row;
+    for (const auto& miss : s.misses) out << "    " << miss << "\n";
+    return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("the family logs are cited, listed, and split by project", "[classifier][families]") {
+    const json m = manifest();
+    std::set<std::string> listed;
+    std::map<std::string, std::set<std::string>> sets_of_project;
+    std::set<std::string> old_projects;  // the logs the first rules were written from
+    auto old = read_file(fs::path(SPARKGUARD_TEST_DATA) / "logs" / "manifest.json");
+    REQUIRE(old);
+    for (const auto& entry : json::parse(*old)["logs"]) {
+        const std::string url = entry["url"];
+        old_projects.insert(url.substr(19, url.find('/', url.find('/', 19) + 1) - 19));
+    }
+    for (const auto& entry : m["logs"]) {
+        INFO(entry.dump());
+        listed.insert(entry["file"].get<std::string>());
+        CHECK(entry["url"].get<std::string>().starts_with("https://"));
+        CHECK(!entry["project"].get<std::string>().empty());
+        CHECK((entry["set"] == "dev" || entry["set"] == "held"));
+        CHECK(entry.contains(entry["oom"].get<bool>() ? "family" : "resembles"));
+        std::string project = entry["project"];
+        std::transform(project.begin(), project.end(), project.begin(), ::tolower);
+        sets_of_project[project].insert(entry["set"]);
+    }
+    for (const auto& file : fs::directory_iterator(kFamilies))
+        if (file.path().extension() == ".log") CHECK(listed.count(file.path().filename().string()) == 1);
+    // A project's logs are all on one side: the held set tests wordings the rules were not written from.
+    for (const auto& [project, sets] : sets_of_project) {
+        INFO(project);
+        CHECK(sets.size() == 1);
+        if (sets.count("held")) {
+            bool in_old = false;
+            for (const auto& o : old_projects) in_old = in_old || std::equal(o.begin(), o.end(), project.begin(), project.end(),
+                                                                           [](char a, char b) { return ::tolower(a) == b; });
+            CHECK_FALSE(in_old);
+        }
+    }
+    CHECK(m["logs"].size() >= 200);
+}
+
+// What the rules reach today, on both sets: a change that loses ground fails here. Measured
+// (scripts/test.sh prints the table): dev 208/213 recall, 15/164 false alarms; held-back 33/42, 9/44.
+TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
+    const json m = manifest();
+    const Score dev = score(m, "dev");
+    const Score held = score(m, "held");
+    const std::string text = table(dev, "classifier by family, dev set (the rules were developed against these):") + "\n" +
+                             table(held, "classifier by family, held-back set (other projects, scored after the rules were written):");
+    std::printf("\n%s\n", text.c_str());
+    if (const char* dir = std::getenv("SPARKGUARD_TEST_RESULTS")) {
+        fs::create_directories(dir);
+        std::ofstream(fs::path(dir) / "classifier-families.txt") << text;
+    }
+    INFO(text);
+    CHECK(dev.all_recall.rate() >= 0.97);
+    CHECK(dev.all_false_alarm.rate() <= 0.10);
+    CHECK(held.all_recall.rate() >= 0.78);
+    CHECK(held.all_false_alarm.rate() <= 0.21);
+}
+
+// [!mayfail]: issue 14's targets on the held-back set are not met yet (recall 79%, false alarms 20%
+// on round 5; the misses are listed in the table): reported, not enforced.
+TEST_CASE("the held-back set reaches recall 90% and false alarms 5%, in every family", "[classifier][families][!mayfail]") {
+    const Score held = score(manifest(), "held");
+    CHECK(held.all_recall.rate() >= kRecallTarget);
+    CHECK(held.all_false_alarm.rate() <= kFalseAlarmTarget);
+    for (const auto& [family, count] : held.recall) {
+        INFO(family);
+        CHECK(count.rate() >= kRecallTarget);
+    }
+}
