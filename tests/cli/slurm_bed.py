@@ -4,8 +4,13 @@ node1` and `slurmd -N node2` each in another (10.77.0.11, 10.77.0.12), joined by
 bridge that lives inside ctl's namespace. Every address is private to these namespaces; no host
 interface is touched. Each namespace has its own /etc/hosts and /etc/slurm (bind mounts), and
 Slurm's clients (srun, sbatch, squeue, and sparkguard in front of srun) run inside ctl's, where
-the controller is reachable. stop() kills every process and so every namespace, veth and bridge,
-and removes the files."""
+the controller is reachable. On a writable cgroup v1 memory hierarchy, TaskPlugin=task/cgroup with
+ConstrainRAMSpace enforces `srun --mem` with the kernel's OOM killer: each node's mount namespace
+sees its own directory of the bed's cgroup (/sys/fs/cgroup/memory/sg-slurm-bed-PID-NS/nodeN) bound
+onto /sys/fs/cgroup/memory, so the nodes' steps (slurm_nodeN/uid_0/job_J/step_S: Debian's Slurm
+names its cgroup root per node) and two beds on one machine never share a cgroup. A job without
+--mem gets the node's RealMemory (8000 MB) as its limit. stop() kills every process and so every
+namespace, veth and bridge, and removes the cgroups and the files."""
 import os
 import shutil
 import signal
@@ -16,6 +21,14 @@ from pathlib import Path
 
 NODES = {"node1": "10.77.0.11", "node2": "10.77.0.12"}
 CTL_ADDR = "10.77.0.1"
+CGROUP_V1 = Path("/sys/fs/cgroup/memory")
+CGROUP_CONF = """CgroupPlugin=cgroup/v1
+CgroupAutomount=no
+ConstrainRAMSpace=yes
+ConstrainSwapSpace=yes
+AllowedRAMSpace=100
+AllowedSwapSpace=0
+"""
 HOSTS = "127.0.0.1 localhost\n" + f"{CTL_ADDR} ctl\n" + "".join(f"{a} {n}\n" for n, a in NODES.items())
 
 
@@ -29,8 +42,15 @@ def available():
     return None
 
 
-def slurm_conf(base):
-    nodes = "".join(f"NodeName={n} NodeAddr={a} CPUs=2 RealMemory=1000 State=UNKNOWN\n" for n, a in NODES.items())
+def memory_cgroups():
+    """Why Slurm's task/cgroup cannot constrain memory on the bed here, or None."""
+    if not (CGROUP_V1 / "memory.limit_in_bytes").exists() or not os.access(CGROUP_V1, os.W_OK):
+        return f"needs a writable cgroup v1 memory hierarchy at {CGROUP_V1}"
+    return None
+
+
+def slurm_conf(base, task_plugin="task/cgroup"):
+    nodes = "".join(f"NodeName={n} NodeAddr={a} CPUs=2 RealMemory=8000 State=UNKNOWN\n" for n, a in NODES.items())
     return f"""ClusterName=bed
 SlurmctldHost=ctl({CTL_ADDR})
 SlurmUser=root
@@ -46,12 +66,12 @@ SlurmctldLogFile={base}/slurmctld.log
 SlurmdLogFile={base}/slurmd-%n.log
 SlurmdParameters=config_overrides
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin={task_plugin}
 JobAcctGatherType=jobacct_gather/none
 MpiDefault=none
 SwitchType=switch/none
 SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
+SelectTypeParameters=CR_CPU_Memory
 SchedulerType=sched/builtin
 ReturnToService=2
 SlurmctldTimeout=10
@@ -68,6 +88,8 @@ class SlurmBed:
         self.base = Path(tempfile.mkdtemp(prefix="sg-slurm-"))
         self.holders = {}  # namespace name -> pid of the process that keeps it alive
         self.daemons = []
+        self.no_memory_cgroups = memory_cgroups()  # why `srun --mem` is not enforced here, or None
+        self.cgroup = None if self.no_memory_cgroups else CGROUP_V1 / f"sg-slurm-bed-{os.getpid()}-{time.monotonic_ns()}"
 
     # -- bring-up ---------------------------------------------------------------------------
 
@@ -75,8 +97,13 @@ class SlurmBed:
         started = time.monotonic()
         (self.base / "ctld").mkdir()
         (self.base / "etc").mkdir()
-        (self.base / "etc" / "slurm.conf").write_text(slurm_conf(self.base))
+        (self.base / "etc" / "slurm.conf").write_text(
+            slurm_conf(self.base, "task/none" if self.no_memory_cgroups else "task/cgroup"))
         (self.base / "etc" / "hosts").write_text(HOSTS)
+        if self.cgroup:
+            (self.base / "etc" / "cgroup.conf").write_text(CGROUP_CONF)
+            for node in NODES:
+                (self.cgroup / node).mkdir(parents=True)
         self._start_munge()
         for name in ("ctl", *NODES):
             (self.base / "spool" / name).mkdir(parents=True, exist_ok=True)
@@ -104,7 +131,8 @@ class SlurmBed:
 
     def _make_namespace(self, name):
         """A process in new network, UTS and mount namespaces with the bed's /etc/hosts and /etc/slurm."""
-        script = (f"mount --make-rprivate / && mount --bind {self.base}/etc/hosts /etc/hosts && "
+        own_cgroup = f"mount --bind {self.cgroup / name} {CGROUP_V1} && " if self.cgroup and name in NODES else ""
+        script = (f"mount --make-rprivate / && mount --bind {self.base}/etc/hosts /etc/hosts && {own_cgroup}"
                   f"mkdir -p /etc/slurm && mount --bind {self.base}/etc /etc/slurm && hostname {name} && "
                   f"ip link set lo up && echo ready && exec sleep infinity")
         holder = subprocess.Popen(["unshare", "--net", "--uts", "--mount", "--", "sh", "-c", script],
@@ -217,7 +245,29 @@ class SlurmBed:
         for holder in self.holders.values():  # the last process of each namespace: the veths and bridge go with it
             _kill_group(holder, signal.SIGKILL)
             _reap(holder)
+        if self.cgroup:
+            _remove_cgroup(self.cgroup)
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _remove_cgroup(top):
+    """The bed's memory cgroups, deepest first, after killing anything still in them."""
+    for _ in range(50):
+        dirs = sorted((d for d in top.rglob("*") if d.is_dir()), key=lambda d: len(d.parts), reverse=True) + [top]
+        for d in dirs:
+            try:
+                for pid in (d / "cgroup.procs").read_text().split():
+                    os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+        for d in dirs:
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        if not top.exists():
+            return
+        time.sleep(0.1)
 
 
 def _kill_group(proc, sig):

@@ -24,6 +24,22 @@ def test_the_nodes_reach_each_other_by_name_and_nothing_else(slurm_bed):
     assert "default" not in routes  # no way out of the bed
 
 
+def test_srun_mem_is_enforced_in_each_nodes_own_memory_cgroup(slurm_bed):
+    if slurm_bed.no_memory_cgroups:
+        import pytest
+        pytest.skip(f"the Slurm test bed {slurm_bed.no_memory_cgroups}")
+    out = slurm_bed.run(["srun", "-N2", "-n2", "--mem=200M", "--label", "sh", "-c",
+                         "c=$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); echo $c; "
+                         "cat /sys/fs/cgroup/memory/${c#*/$(hostname)}/../memory.limit_in_bytes"],
+                        capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    lines = sorted(out.stdout.splitlines())
+    for rank, node in enumerate(("node1", "node2")):
+        step = f"/{slurm_bed.cgroup.name}/{node}/slurm_{node}/uid_0/job_"
+        assert lines[2 * rank].startswith(f"{rank}: {step}"), lines
+        assert lines[2 * rank + 1] == f"{rank}: {200 << 20}", lines  # the step's limit: --mem
+
+
 def test_stop_leaves_nothing_behind():
     if bed_module.available():
         import pytest
@@ -38,6 +54,7 @@ def test_stop_leaves_nothing_behind():
     left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _net_ns(p) in namespaces]
     assert left == []
     assert not bed.base.exists()
+    assert bed.cgroup is None or not bed.cgroup.exists()
 
 
 def _net_ns(proc):
