@@ -67,14 +67,18 @@ def test_kernel_oom_kill_in_a_memory_cgroup_is_recognised_and_laddered(tmp_path,
     result = sparkguard("run", "--run-dir", run, "--min-seq", 256, "--stall-timeout", "20s", "--", *command, cwd=tmp_path)
     assert result.returncode == 0, result.stderr.decode()[-3000:]
     attempts = read_report(run)["attempts"]
-    assert [a["outcome"] for a in attempts] == ["oom", "oom", "oom", "succeeded"]
-    assert [a["config"]["seq_len"] for a in attempts] == [1024, 1024, 512, 256]
+    assert [a["outcome"] for a in attempts] == ["oom", "oom", "succeeded"]
+    assert [a["config"]["seq_len"] for a in attempts] == [1024, 512, 256]
     assert attempts[0]["exit_code"] == 137
     assert attempts[0]["oom_kind"] == "cgroup-oom-kill"
-    assert all(a["oom_kind"] in ("cgroup-oom-kill", "memory-stall") for a in attempts[1:3])
+    assert attempts[1]["oom_kind"] in ("cgroup-oom-kill", "memory-stall")
     assert "Killed process" in attempts[0]["evidence"] or "oom_kill" in attempts[0]["evidence"]
+    # Dropping the host's page cache cannot help a death at the cgroup's own limit: skipped, with why.
+    skips = [e for e in read_events(run) if e["event"] == "skip"]
+    assert skips[0]["rung"] == "drop-caches" and "cgroup's memory limit" in skips[0]["why"]
+    assert not any(a["config"]["drop_caches"] for a in attempts)
     ran = read_attempts(out)
-    assert [(r["batch"] * r["accum"], r["start_step"]) for r in ran] == [(8, 0), (8, 4), (8, 4), (8, 4)]
+    assert [(r["batch"] * r["accum"], r["start_step"]) for r in ran] == [(8, 0), (8, 4), (8, 4)]
 
 
 def test_the_ladder_runs_out_with_exit_4_and_says_what_is_left(tmp_path):

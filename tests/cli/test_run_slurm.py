@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import HF_TRAIN, PYTHON, SPARKGUARD, base_env, read_attempts, read_report, wait_for
+from conftest import HF_TRAIN, PYTHON, SPARKGUARD, base_env, read_attempts, read_events, read_report, wait_for
 
 CAP = 1300 * 1000 * 1000
 MEM = "300M"
@@ -53,15 +53,14 @@ def test_a_kernel_oom_kill_in_slurms_memory_cgroup_relaunches_the_whole_job_one_
     node's job cgroup (memory.max_usage_in_bytes, page cache included) at seq 512 with no limit: batch 8
     361-375 MB, batch 4 245-254 MB, batch 2 186-187 MB; with --mem, batch 8 dies after checkpoint-4 at
     280M-360M, batch 4 (accumulation 2) finishes at 250M-320M. Both ranks grow alike, so which node's
-    rank the kernel kills first (often both) is the machine's choice, not the test's. The ladder leaves out
-    drop-caches: it cannot raise the cgroup's limit (the kernel reclaims the cgroup's page cache before it
+    rank the kernel kills first (often both) is the machine's choice, not the test's. sparkguard skips
+    drop-caches after a cgroup's kill: it cannot raise the cgroup's limit (the kernel reclaims the cgroup's page cache before it
     kills in it), and with the page cache dropped, the ranks fault torch's libraries back in inside their
     300 MB and thrash before the kill: on the bed that retry of batch 8 took 10-71 s to die instead of 1 s."""
     if slurm_bed.no_memory_cgroups:
         pytest.skip(f"the Slurm test bed {slurm_bed.no_memory_cgroups}")
     run, out = tmp_path / "run", tmp_path / "out"
-    result = sparkguard_in(slurm_bed, "run", "--run-dir", run, "--ladder", "shorter-packing,smaller-batch",
-                           "--min-seq", 512, "--", *job(out, srun=(f"--mem={MEM}",)), env=base_env(HF_TRAIN_DDP="1"))
+    result = sparkguard_in(slurm_bed, "run", "--run-dir", run, "--min-seq", 512, "--", *job(out, srun=(f"--mem={MEM}",)), env=base_env(HF_TRAIN_DDP="1"))
     assert result.returncode == 0, result.stderr[-4000:]
     assert "oom-kill event(s) in StepId=" in result.stderr or ": Out Of Memory" in result.stderr, result.stderr[-4000:]
     attempts = read_report(run)["attempts"]
@@ -72,6 +71,8 @@ def test_a_kernel_oom_kill_in_slurms_memory_cgroup_relaunches_the_whole_job_one_
             assert (attempt["node"], attempt["rank"]) in [("node1", "0"), ("node2", "1")], attempt
     if ": Out Of Memory" in result.stderr:  # srun's word was heard as the cause, not only slurmstepd's count
         assert any(": Out Of Memory)" in note for a in attempts[:-1] for note in a["notes"]), attempts
+    skipped = [e["rung"] for e in read_events(run) if e["event"] == "skip"]
+    assert skipped[:2] == ["drop-caches", "shorter-packing"], skipped  # the cgroup's limit; the length's floor
     assert [a["rung"] for a in attempts] == [None, "smaller-batch"], \
         [{k: a.get(k) for k in ("outcome", "oom_kind", "rung", "node", "evidence", "notes")} for a in attempts]
     assert attempts[-1]["outcome"] == "succeeded"
