@@ -132,7 +132,8 @@ public:
 
     // The decision. A trainer that exited 0 is never OOM. The driver's NVRM allocation failures
     // (kernel.nvrm_records, or such lines in the output) decide only a death nothing else explains:
-    // a SIGKILL, or a death whose output shows no other error.
+    // a SIGKILL, or a death whose output shows no other error. A SIGKILL is OOM only without a
+    // competing cause: an error in the 20 lines before it, or a stop from outside (stopped_by()).
     Verdict verdict(const ExitStatus& exit, const KernelEvidence& kernel) const;
 
     // Evidence strength inside the output: an allocator's own message beats a SIGKILL sign.

@@ -216,7 +216,7 @@ def test_run_fit_that_finds_nothing_says_what_would_fit(tmp_path):
     result = sparkguard("run", "--fit", "--params", "20B", "--budget-gb", "24", "--", "/bin/true", cwd=tmp_path)
     assert result.returncode == 3
     stderr = result.stderr.decode()
-    assert "--fit: no packing length and batch fit the budget; what would fit, best first: --method qlora --seq 1920 (peak" in stderr
+    assert "--fit: no packing length and batch fit the budget; what would fit, best first: --method qlora --seq 832 (peak" in stderr
 
 
 def test_env_report_gets_g1_from_the_probe_that_runs_beside_the_trainer(tmp_path):
