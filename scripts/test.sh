@@ -8,6 +8,7 @@ build=${BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 rm -rf "$build/test-results"
 status=0
+export SPARKGUARD_TEST_RESULTS="$build/test-results"
 (cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@") || status=$?
 # The tables measuring tests left behind (the classifier by family, the estimator's calibration).
 for table in "$build"/test-results/*.txt; do
