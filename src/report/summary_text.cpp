@@ -108,6 +108,8 @@ std::string ending_text(const AttemptSummary& a) {
     } else {
         text = r.outcome + (r.outcome != "succeeded" && r.exit_code ? " (exit " + std::to_string(*r.exit_code) + ")" : "");
     }
+    // Through srun: which node's task ended first and decided.
+    if (r.node) text += " on " + *r.node + (r.rank ? " (task " + *r.rank + ")" : std::string());
     if (r.evidence && !r.evidence->empty()) text += ": " + printable(*r.evidence, 400);
     if (a.details) text += " [" + *a.details + "]";
     return text;

@@ -36,6 +36,8 @@ def test_a_rank_oom_on_node2_relaunches_the_whole_job_one_rung_down(slurm_bed, t
     attempts = read_report(run)["attempts"]
     assert attempts[0]["outcome"] == "oom" and attempts[0]["oom_kind"] == "cpu-allocator"
     assert attempts[0]["node"] == "node2" and attempts[0]["rank"] == "1"
+    morning = subprocess.run([SPARKGUARD, "report", run], capture_output=True, text=True)
+    assert "OOM cpu-allocator while training on node2 (task 1)" in morning.stdout, morning.stdout
     assert "--kill-on-bad-exit=1" in attempts[0]["argv"]
     assert attempts[-1]["outcome"] == "succeeded" and attempts[-1]["rung"] == "smaller-batch"
     assert attempts[-1]["resumed_from"] and attempts[-1]["resumed_from"].startswith(str(out))

@@ -408,6 +408,14 @@ TEST_CASE("the text summary reads in ten seconds and fits 80 columns", "[report]
     }
 }
 
+TEST_CASE("an attempt that srun ended names the node and task that ended first", "[report]") {
+    RunInputs in = night(10, 600);
+    in.report.attempts[0].node = "node2";
+    in.report.attempts[0].rank = "1";
+    const std::string text = format_summary_text(summarize(in));
+    CHECK_THAT(text, Contains("step 100: OOM kernel-oom-kill while training on node2 (task 1):"));
+}
+
 TEST_CASE("the timeline marks what happened where it happened", "[report]") {
     const RunInputs in = night(10, 600);
     const RunSummary s = summarize(in);
