@@ -1,7 +1,8 @@
-"""scripts/examples/: the Slurm batch script, the systemd unit and the two-node torchrun launch are
-valid, use only options sparkguard has, and do what their comments say: the batch script, run as
+"""scripts/examples/: the Slurm batch scripts, the systemd unit and the two-node torchrun launch are
+valid, use only options sparkguard has, and do what their comments say: each batch script, run as
 Slurm runs it, passes the time limit's SIGTERM on, requeues, and the requeued job continues the
-run; the torchrun launch passes preflight's G10 check and runs under sparkguard."""
+run (the two-node one through one `srun ... torchrun` step, also under a real sbatch on the
+two-node Slurm bed); the torchrun launch passes preflight's G10 check and runs under sparkguard."""
 import json
 import os
 import re
@@ -19,6 +20,7 @@ BINARY = Path(os.environ.get("SPARKGUARD", "sparkguard"))
 SOURCE = Path(os.environ.get("SPARKGUARD_SOURCE", Path(__file__).resolve().parents[2]))
 EXAMPLES = SOURCE / "scripts" / "examples"
 SBATCH = EXAMPLES / "sparkguard.sbatch"
+SBATCH2 = EXAMPLES / "sparkguard-two-nodes.sbatch"
 TORCHRUN = EXAMPLES / "torchrun-two-nodes.sh"
 UNIT = EXAMPLES / "sparkguard-llama8b.service"
 RESUME_UNIT = EXAMPLES / "sparkguard-resume@.service"
@@ -64,7 +66,7 @@ def grace_seconds(command_text):
     return float(re.search(r"--grace (\d+)", command_text).group(1))
 
 
-@pytest.mark.parametrize("script", [SBATCH, TORCHRUN], ids=lambda p: p.name)
+@pytest.mark.parametrize("script", [SBATCH, SBATCH2, TORCHRUN], ids=lambda p: p.name)
 def test_the_shell_examples_parse_and_are_executable(script):
     result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
     assert result.returncode == 0 and result.stderr == "", result.stderr
@@ -116,14 +118,15 @@ def test_systemd_analyze_verifies_the_unit(tmp_path):
     assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
 
 
-def test_the_batch_script_leaves_sparkguard_time_to_stop_before_slurm_does():
-    text = SBATCH.read_text()
+@pytest.mark.parametrize("script", [SBATCH, SBATCH2], ids=lambda p: p.name)
+def test_the_batch_script_leaves_sparkguard_time_to_stop_before_slurm_does(script):
+    text = script.read_text()
     warning = int(re.search(r"^#SBATCH --signal=B:TERM@(\d+)$", text, re.M).group(1))
     assert grace_seconds(text) + 20 <= warning
     assert re.search(r"^#SBATCH --requeue$", text, re.M)
 
 
-@pytest.mark.parametrize("example", [SBATCH, TORCHRUN, UNIT, RESUME_UNIT], ids=lambda p: p.name)
+@pytest.mark.parametrize("example", [SBATCH, SBATCH2, TORCHRUN, UNIT, RESUME_UNIT], ids=lambda p: p.name)
 def test_the_examples_use_only_options_that_exist(example):
     calls = sparkguard_invocations(example.read_text())
     assert calls
@@ -185,6 +188,86 @@ def test_the_batch_script_passes_slurms_sigterm_on_requeues_and_the_requeued_job
     assert requeued.returncode == 0, requeued.stdout + requeued.stderr
     assert f"continuing {run_dir} (restart 1)" in requeued.stdout
     assert log.read_text() == "requeue 4242\n"
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["outcome"] == "succeeded"
+    assert [a["outcome"] for a in report["attempts"]] == ["interrupted", "succeeded"]
+    assert re.search(r"/checkpoint-\d+$", report["attempts"][1]["resumed_from"])
+    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert "resume-run" in events
+
+
+def fake_two_node_tools(bin_dir, log):
+    """scontrol (the nodes of node[1-2] or node[3-4]; records anything else it is asked), srun (records its
+    arguments, then runs the step's program once, here) and torchrun (records its arguments and the
+    rendezvous it was given, then runs train.py as the PyTorch test trainer, short and slow enough
+    to interrupt)."""
+    bin_dir.mkdir()
+    write_executable(bin_dir / "scontrol", f"""#!/bin/sh
+if [ "$1 $2" = "show hostnames" ]; then
+    case "$3" in
+        "node[1-2]") printf 'node1\\nnode2\\n' ;;
+        "node[3-4]") printf 'node3\\nnode4\\n' ;;
+        *) exit 1 ;;
+    esac
+    exit 0
+fi
+echo "$@" >> {log}
+""")
+    write_executable(bin_dir / "srun", f"""#!/bin/sh
+echo "srun $*" >> {log}
+while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done
+exec "$@"
+""")
+    write_executable(bin_dir / "torchrun", f"""#!/bin/sh
+echo "torchrun $* (rendezvous $PET_RDZV_ENDPOINT)" >> {log}
+while [ $# -gt 0 ] && [ "$1" != train.py ]; do shift; done
+shift
+exec /usr/bin/python3 {HF_TRAIN} "$@" --max_seq_length 64 --max_steps 30 --save_steps 5 --step_sleep 0.3
+""")
+
+
+def test_the_two_node_batch_script_runs_one_srun_step_passes_slurms_sigterm_on_requeues_and_continues(tmp_path):
+    log = tmp_path / "slurm.log"
+    fake_two_node_tools(tmp_path / "bin", log)
+    env = dict(slurm_env(tmp_path), SLURM_JOB_NAME="llama8b-ddp", SLURM_JOB_NODELIST="node[1-2]",
+               SLURM_CPUS_PER_TASK="8")
+    run_dir = tmp_path / "runs" / "llama8b-ddp-4242"
+    checkpoint = tmp_path / "out" / "llama8b-ddp-4242" / "checkpoint-5" / "trainer_state.json"
+
+    job = subprocess.Popen(["bash", str(SBATCH2)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not checkpoint.exists() and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert checkpoint.exists(), "the trainer wrote no checkpoint"
+        job.send_signal(signal.SIGTERM)  # what --signal=B:TERM does: the batch shell alone
+        output, _ = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 143, output
+    calls = log.read_text().splitlines()
+    assert calls[0] == "srun --kill-on-bad-exit=1 --nodes=2 --ntasks-per-node=1 --cpus-per-task=8 torchrun --nnodes 2 " \
+                       "--nproc-per-node 1 --rdzv-backend c10d --rdzv-id 4242 train.py " \
+                       "--model_name_or_path meta-llama/Llama-3.1-8B --use_peft --per_device_train_batch_size 4 " \
+                       f"--gradient_accumulation_steps 4 --max_seq_length 4096 --output_dir {tmp_path}/out/llama8b-ddp-4242 " \
+                       "--save_steps 100", calls
+    assert calls[1].endswith("(rendezvous node1:29500)"), calls
+    assert calls[2:] == ["requeue 4242"], calls
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["outcome"] == "interrupted" and report["exit_code"] == 143
+
+    # Requeued onto other nodes: the rendezvous moves to the new first node.
+    requeued = subprocess.run(["bash", str(SBATCH2)], cwd=tmp_path,
+                              env=dict(env, SLURM_RESTART_COUNT="1", SLURM_JOB_NODELIST="node[3-4]"),
+                              capture_output=True, text=True, timeout=300)
+    assert requeued.returncode == 0, requeued.stdout + requeued.stderr
+    assert f"continuing {run_dir} on node[3-4] (restart 1)" in requeued.stdout
+    calls = log.read_text().splitlines()
+    assert calls[3].startswith("srun --kill-on-bad-exit=1 --nodes=2 ") and calls[2] == "requeue 4242", calls
+    assert "--resume_from_checkpoint" in calls[3] and calls[4].endswith("(rendezvous node3:29500)"), calls
+    assert len(calls) == 5, calls  # one step; no second requeue
     report = json.loads((run_dir / "report.json").read_text())
     assert report["outcome"] == "succeeded"
     assert [a["outcome"] for a in report["attempts"]] == ["interrupted", "succeeded"]
