@@ -16,6 +16,10 @@
 # between the machines, and a relaunch on one machine alone would wait at the rendezvous for
 # ranks that have already gone: hence one attempt each (--max-attempts 1). After an OOM (exit 4)
 # read both reports, plan a smaller configuration (sparkguard plan --fit) and start both again.
+#
+# This is the way without Slurm. For one OOM ladder over both machines (a relaunch one rung down
+# on both, resumed from the shared checkpoint) run the job through Slurm with one sparkguard in
+# front of srun: sparkguard-two-nodes.sbatch, next to this script.
 set -euo pipefail
 
 usage="usage: $0 NODE_RANK RENDEZVOUS_HOST"

@@ -17,7 +17,7 @@ BINARY = Path(os.environ.get("SPARKGUARD", "sparkguard"))
 SOURCE = Path(os.environ.get("SPARKGUARD_SOURCE", Path(__file__).resolve().parents[2]))
 BUILD = Path(os.environ.get("SPARKGUARD_BUILD", BINARY.resolve().parents[1]))
 HF_COMMAND = ["--", "python", "train.py", "--per_device_train_batch_size", "2"]
-EXAMPLES = {"notify-ntfy.sh", "notify-webhook.sh", "notify-mail.sh", "sparkguard.sbatch", "sparkguard-llama8b.service", "torchrun-two-nodes.sh", "sparkguard-drop-caches.sudoers",
+EXAMPLES = {"notify-ntfy.sh", "notify-webhook.sh", "notify-mail.sh", "sparkguard.sbatch", "sparkguard-two-nodes.sbatch", "sparkguard-llama8b.service", "torchrun-two-nodes.sh", "sparkguard-drop-caches.sudoers",
             "sparkguard-resume@.service"}
 
 
