@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import wait_for
 from man_source import help_options, sparkguard_invocations
 
 BINARY = Path(os.environ.get("SPARKGUARD", "sparkguard"))
@@ -294,3 +295,50 @@ def test_the_two_node_launch_passes_g10_and_runs_each_nodes_part_under_sparkguar
     assert report["outcome"] == "succeeded"
     assert report["command"][:6] == ["torchrun", "--nnodes", "2", "--nproc-per-node", "1", "--rdzv-backend"]
     assert "--rdzv-endpoint spark1:29500" in " ".join(report["command"])
+
+
+def test_the_two_node_batch_script_under_a_real_sbatch_requeues_and_continues_on_the_slurm_bed(slurm_bed, tmp_path):
+    """sbatch --wait on the two-node Slurm bed (slurm_bed.py): a real gloo DDP job (torchrun stands in:
+    Debian's is broken on Python 3.11; the ranks meet by env:// from Slurm's variables), the batch shell
+    alone signalled as --signal=B:TERM does (scancel --batch), Slurm requeues it, and the requeued job
+    continues the run to its end. The bed has no GPUs and two CPUs a node: --gres and --cpus-per-task are
+    overridden on sbatch's command line. It takes about 3.5 minutes, most of it Slurm's: a requeued job
+    may not start before the job credential's lifetime (CredExpire, 120 s) has passed."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    write_executable(bin_dir / "torchrun", f"""#!/bin/sh
+while [ $# -gt 0 ] && [ "$1" != train.py ]; do shift; done
+shift
+exec /usr/bin/python3 {HF_TRAIN} "$@" --max_seq_length 512 --width 8 --max_steps 40 --save_steps 2 --step_sleep 0.2
+""")
+    env = dict(slurm_env(tmp_path), HF_TRAIN_DDP="1", PYTHONUNBUFFERED="1")
+    submit = f"cd {tmp_path} && exec sbatch --wait --parsable --gres=none --cpus-per-task=1 {SBATCH2}"
+    job = slurm_bed.popen(["sh", "-c", submit], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        jobs = []
+        deadline = time.monotonic() + 60
+        while not jobs and time.monotonic() < deadline:
+            jobs = slurm_bed.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()
+            time.sleep(0.2)
+        assert len(jobs) == 1, jobs
+        job_id = jobs[0]
+        run_dir = tmp_path / "runs" / f"llama8b-ddp-{job_id}"
+        out = tmp_path / "out" / f"llama8b-ddp-{job_id}"
+        assert wait_for(lambda: (out / "checkpoint-4" / "trainer_state.json").exists(), 120), \
+            (tmp_path / f"llama8b-ddp-{job_id}.out").read_text(errors="replace")[-4000:]
+        slurm_bed.run(["scancel", "--batch", "--signal=TERM", job_id], check=True)
+        stdout, stderr = job.communicate(timeout=300)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    slurm_log = (tmp_path / f"llama8b-ddp-{job_id}.out").read_text(errors="replace")
+    assert job.returncode == 0, stderr + slurm_log[-4000:]
+    assert f"requeueing to continue {run_dir}" in slurm_log and f"continuing {run_dir} on node[1-2] (restart 1)" in slurm_log
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["outcome"] == "succeeded", slurm_log[-4000:]
+    assert [a["outcome"] for a in report["attempts"]] == ["interrupted", "succeeded"]
+    assert report["attempts"][1]["resumed_from"].startswith(str(out))
+    ran = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    assert sorted((r["host"], r["rank"]) for r in ran) == [("node1", 0), ("node1", 0), ("node2", 1), ("node2", 1)]
+    assert (out / "checkpoint-40" / "trainer_state.json").exists()
+    assert wait_for(lambda: slurm_bed.step_processes() == [], 15), slurm_bed.step_processes()
