@@ -62,6 +62,11 @@ using Outcome = std::variant<TrainConfig, std::string>;  // the new config, or w
 
 Outcome try_drop_caches(const TrainConfig& current, const LadderFacts& facts) {
     if (!facts.can_drop_caches) return facts.drop_caches_why_not.empty() ? std::string("cannot drop caches") : facts.drop_caches_why_not;
+    // A cgroup's or a scheduler's memory limit: the kernel reclaimed that cgroup's page cache before it
+    // killed, and the host's cache is not what ran out.
+    if (const auto& kind = facts.last_oom_kind; kind && (*kind == "cgroup-oom-kill" || *kind == "monitor-kill"))
+        return "the trainer died at its cgroup's memory limit (" + *kind +
+               "): the kernel reclaims the cgroup's page cache before it kills, so dropping the host's does not help";
     TrainConfig next = current;
     next.drop_caches = true;
     return next;

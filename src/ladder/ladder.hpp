@@ -28,6 +28,7 @@ struct LadderSettings {
 struct LadderFacts {
     bool can_drop_caches = false;  // root, /proc/sys/vm/drop_caches writable
     std::string drop_caches_why_not;
+    std::optional<std::string> last_oom_kind;  // the death the next rung answers ("cgroup-oom-kill", ...)
     // Why a change of each knob would not reach the trainer (TrainerCommand::unreachable); empty: it would.
     std::string seq_unreachable = "no packing-length knob";
     std::string batch_unreachable = "no batch-size knob";

@@ -286,8 +286,14 @@ bool logged_as_handled(std::string_view s) {
 }
 
 // A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut
-// down, docker compose stopping its services, Kubernetes evicting a pod for anything but memory.
-bool termination(std::string_view s) {
+// down, docker compose stopping its services, Kubernetes evicting a pod for anything but memory or
+// naming another reason for a container's end, a kill that names its deadline.
+bool stop_from_outside(std::string_view s, Bits found) {
+    if ((found & bit(kReason)) && kubernetes_other_reason(s)) return true;
+    if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(s)) return true;
+    if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
+                   bit(kStopping) | bit(kLowOnMemory))))
+        return false;
     const std::string_view t = trim(s);
     return has(s, "CANCELLED AT") || has(s, "DUE TO TIME LIMIT") || has(s, "DUE TO PREEMPTION") ||
            has(s, "Signal 15 (SIGTERM) received") || has(s, "got signal: 15") || has(s, "Received SIGTERM") ||
@@ -769,13 +775,7 @@ void Classifier::note_context(Bits found, std::string_view line) {
         message_.reset();
     // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
     if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;
-    if ((found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
-                  bit(kStopping) | bit(kLowOnMemory))) &&
-        termination(line) && !srun_task_ended_)
-        if (!termination_) termination_ = evidence_text(line);
-    if ((found & bit(kReason)) && kubernetes_other_reason(line) && !termination_) termination_ = evidence_text(line);
-    if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(line) && !srun_task_ended_)
-        if (!termination_) termination_ = evidence_text(line);
+    if (!termination_ && !srun_task_ended_ && stop_from_outside(line, found)) termination_ = evidence_text(line);
 }
 
 std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bits found) const {

@@ -796,13 +796,8 @@ private:
     LadderFacts facts() const {
         LadderFacts f;
         f.drop_caches_why_not = drop_caches_blocker();
-        // A cgroup's or a scheduler's memory limit: the kernel reclaimed that cgroup's page cache before
-        // it killed, and the host's cache is not what ran out.
-        const std::optional<std::string> kind = report_.attempts.empty() ? std::nullopt : report_.attempts.back().oom_kind;
-        if (f.drop_caches_why_not.empty() && kind && (*kind == "cgroup-oom-kill" || *kind == "monitor-kill"))
-            f.drop_caches_why_not = "the trainer died at its cgroup's memory limit (" + *kind +
-                                    "): the kernel reclaims the cgroup's page cache before it kills, so dropping the host's does not help";
         f.can_drop_caches = f.drop_caches_why_not.empty();
+        if (!report_.attempts.empty()) f.last_oom_kind = report_.attempts.back().oom_kind;
         f.seq_unreachable = command_.unreachable(Knob::seq_len);
         f.batch_unreachable = command_.unreachable(Knob::batch_size);
         f.grad_accum_unreachable = command_.unreachable(Knob::grad_accum);

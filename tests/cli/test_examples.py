@@ -160,14 +160,10 @@ def slurm_env(tmp_path):
                                       os.environ["PATH"]]))
 
 
-def test_the_batch_script_passes_slurms_sigterm_on_requeues_and_the_requeued_job_continues(tmp_path):
-    log = tmp_path / "scontrol.log"
-    fake_tools(tmp_path / "bin", log)
-    env = slurm_env(tmp_path)
-    run_dir = tmp_path / "runs" / "llama8b-qlora-4242"
-    checkpoint = tmp_path / "out" / "llama8b-qlora-4242" / "checkpoint-5" / "trainer_state.json"
-
-    job = subprocess.Popen(["bash", str(SBATCH)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+def stop_before_the_limit(script, cwd, env, checkpoint):
+    """Runs the batch script until the trainer saved `checkpoint`, then does what --signal=B:TERM does:
+    SIGTERM to the batch shell alone. Returns the finished job and its output."""
+    job = subprocess.Popen(["bash", str(script)], cwd=cwd, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -179,6 +175,27 @@ def test_the_batch_script_passes_slurms_sigterm_on_requeues_and_the_requeued_job
     finally:
         if job.poll() is None:
             job.kill()
+    return job, output
+
+
+def assert_continued(run_dir):
+    """The requeued job resumed the interrupted run from a checkpoint and finished it."""
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["outcome"] == "succeeded"
+    assert [a["outcome"] for a in report["attempts"]] == ["interrupted", "succeeded"]
+    assert re.search(r"/checkpoint-\d+$", report["attempts"][1]["resumed_from"])
+    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert "resume-run" in events
+
+
+def test_the_batch_script_passes_slurms_sigterm_on_requeues_and_the_requeued_job_continues(tmp_path):
+    log = tmp_path / "scontrol.log"
+    fake_tools(tmp_path / "bin", log)
+    env = slurm_env(tmp_path)
+    run_dir = tmp_path / "runs" / "llama8b-qlora-4242"
+    checkpoint = tmp_path / "out" / "llama8b-qlora-4242" / "checkpoint-5" / "trainer_state.json"
+
+    job, output = stop_before_the_limit(SBATCH, tmp_path, env, checkpoint)
     assert job.returncode == 143, output
     assert log.read_text() == "requeue 4242\n"
     report = json.loads((run_dir / "report.json").read_text())
@@ -189,12 +206,7 @@ def test_the_batch_script_passes_slurms_sigterm_on_requeues_and_the_requeued_job
     assert requeued.returncode == 0, requeued.stdout + requeued.stderr
     assert f"continuing {run_dir} (restart 1)" in requeued.stdout
     assert log.read_text() == "requeue 4242\n"
-    report = json.loads((run_dir / "report.json").read_text())
-    assert report["outcome"] == "succeeded"
-    assert [a["outcome"] for a in report["attempts"]] == ["interrupted", "succeeded"]
-    assert re.search(r"/checkpoint-\d+$", report["attempts"][1]["resumed_from"])
-    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    assert "resume-run" in events
+    assert_continued(run_dir)
 
 
 def fake_two_node_tools(bin_dir, log):
@@ -235,18 +247,7 @@ def test_the_two_node_batch_script_runs_one_srun_step_passes_slurms_sigterm_on_r
     run_dir = tmp_path / "runs" / "llama8b-ddp-4242"
     checkpoint = tmp_path / "out" / "llama8b-ddp-4242" / "checkpoint-5" / "trainer_state.json"
 
-    job = subprocess.Popen(["bash", str(SBATCH2)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not checkpoint.exists() and job.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert checkpoint.exists(), "the trainer wrote no checkpoint"
-        job.send_signal(signal.SIGTERM)  # what --signal=B:TERM does: the batch shell alone
-        output, _ = job.communicate(timeout=120)
-    finally:
-        if job.poll() is None:
-            job.kill()
+    job, output = stop_before_the_limit(SBATCH2, tmp_path, env, checkpoint)
     assert job.returncode == 143, output
     calls = log.read_text().splitlines()
     assert calls[0] == "srun --kill-on-bad-exit=1 --nodes=2 --ntasks-per-node=1 --cpus-per-task=8 torchrun --nnodes 2 " \
@@ -269,12 +270,7 @@ def test_the_two_node_batch_script_runs_one_srun_step_passes_slurms_sigterm_on_r
     assert calls[3].startswith("srun --kill-on-bad-exit=1 --nodes=2 ") and calls[2] == "requeue 4242", calls
     assert "--resume_from_checkpoint" in calls[3] and calls[4].endswith("(rendezvous node3:29500)"), calls
     assert len(calls) == 5, calls  # one step; no second requeue
-    report = json.loads((run_dir / "report.json").read_text())
-    assert report["outcome"] == "succeeded"
-    assert [a["outcome"] for a in report["attempts"]] == ["interrupted", "succeeded"]
-    assert re.search(r"/checkpoint-\d+$", report["attempts"][1]["resumed_from"])
-    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    assert "resume-run" in events
+    assert_continued(run_dir)
 
 
 def test_the_two_node_launch_passes_g10_and_runs_each_nodes_part_under_sparkguard(tmp_path):

@@ -46,6 +46,24 @@ TEST_CASE("the ladder walks its rungs in order, repeating the halving rungs to t
     CHECK(config.drop_caches);
 }
 
+TEST_CASE("after a death at a cgroup's or a scheduler's limit the ladder skips drop-caches", "[ladder]") {
+    for (const std::string kind : {"cgroup-oom-kill", "monitor-kill"}) {
+        Ladder ladder(LadderSettings{});
+        LadderFacts facts = all_knobs();
+        facts.last_oom_kind = kind;
+        auto step = ladder.next(qlora(8, 1, 1024), facts);
+        REQUIRE(std::holds_alternative<LadderMove>(step));
+        const auto& move = std::get<LadderMove>(step);
+        CHECK(move.rung == Rung::shorter_packing);
+        REQUIRE(move.skipped.size() == 1);
+        CHECK(move.skipped[0].rung == Rung::drop_caches);
+        CHECK_THAT(move.skipped[0].why, Catch::Contains("cgroup's memory limit (" + kind + ")"));
+    }
+    LadderFacts global = all_knobs();
+    global.last_oom_kind = "kernel-oom-kill";  // the host's pool ran out: its page cache is worth dropping
+    CHECK(std::get<LadderMove>(Ladder(LadderSettings{}).next(qlora(8, 1, 1024), global)).rung == Rung::drop_caches);
+}
+
 TEST_CASE("rungs that cannot apply are skipped with their reason", "[ladder]") {
     Ladder ladder(LadderSettings{});
     LadderFacts facts = all_knobs();
