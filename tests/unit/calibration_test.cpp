@@ -32,9 +32,9 @@ namespace {
 std::string g_table;
 template <typename... Args>
 void report(const char* format, Args... args) {
-    char line[512];
-    std::snprintf(line, sizeof line, format, args...);
-    std::fputs(line, stdout);
+    std::string line(static_cast<size_t>(std::snprintf(nullptr, 0, format, args...)), '\0');
+    std::snprintf(line.data(), line.size() + 1, format, args...);  // an excluded row's reason can be long
+    std::fputs(line.c_str(), stdout);
     g_table += line;
 }
 
