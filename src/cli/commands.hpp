@@ -28,5 +28,6 @@ int thermal_main(Args args);
 int report_main(Args args);
 int history_main(Args args);
 int drop_caches_main(Args args);
+int node_main(Args args);
 
 }  // namespace sg::cli

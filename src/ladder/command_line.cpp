@@ -85,6 +85,13 @@ const Valued kSrunOptions = {
     "--input-filter", "--output-filter", "--error-filter", "--cluster-constraint", "--tres-per-task",
     "--x11", "--bb", "--bbf", "--spread-job", "--send-libs"};
 
+// sparkguard node's options that take the next word (src/cli/node.cpp).
+const Valued kNodeOptions = {"--run-dir", "--memory-floor", "--thermal-interval", "--grace"};
+
+bool is_sparkguard_node(const std::vector<std::string>& argv, size_t i) {
+    return i + 1 < argv.size() && base_name(argv[i]) == "sparkguard" && argv[i + 1] == "node";
+}
+
 // The operands after one wrapper's options, or nullopt when argv[i] is no wrapper.
 std::optional<size_t> after_wrapper(const std::vector<std::string>& argv, size_t i) {
     const std::string name = base_name(argv[i]);
@@ -137,8 +144,8 @@ TrainerInvocation locate_trainer(const std::vector<std::string>& argv) {
             return {script, false, script + 1, script < argv.size() ? argv[script] : ""};
         } else if (name == "srun") {
             i = skip_options(argv, i + 1, kSrunOptions);  // the step's program: a launcher, a guard, the trainer
-        } else if (name == "sparkguard" && i + 1 < argv.size() && argv[i + 1] == "node") {
-            i = skip_options(argv, i + 2, {});
+        } else if (is_sparkguard_node(argv, i)) {
+            i = skip_options(argv, i + 2, kNodeOptions);
         } else if (name == "uv" && i + 1 < argv.size() && argv[i + 1] == "run") {
             i = skip_options(argv, i + 2, kUvOptions);
         } else if (name == "accelerate" && i + 1 < argv.size() && argv[i + 1] == "launch") {
@@ -172,6 +179,18 @@ std::vector<std::string> with_kill_on_bad_exit(std::vector<std::string> argv) {
         if (starts_with(argv[i], "-K") || starts_with(argv[i], "--kill-on-bad-exit")) return argv;
     argv.insert(argv.begin() + static_cast<std::ptrdiff_t>(srun->srun + 1), "--kill-on-bad-exit=1");
     return argv;
+}
+
+std::vector<std::string> with_node_guard(std::vector<std::string> argv, const std::vector<std::string>& node) {
+    const auto srun = locate_srun(argv);
+    if (!srun || srun->operand >= argv.size() || is_sparkguard_node(argv, srun->operand)) return argv;
+    argv.insert(argv.begin() + static_cast<std::ptrdiff_t>(srun->operand), node.begin(), node.end());
+    return argv;
+}
+
+bool has_node_guard(const std::vector<std::string>& argv) {
+    const auto srun = locate_srun(argv);
+    return srun && is_sparkguard_node(argv, srun->operand);
 }
 
 std::vector<std::string> trainer_args(const std::vector<std::string>& argv, const TrainerInvocation& where) {

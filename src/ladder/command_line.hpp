@@ -36,6 +36,13 @@ std::optional<SrunInvocation> locate_srun(const std::vector<std::string>& argv);
 // srun's options already say (-K, -K0, --kill-on-bad-exit=0); other commands unchanged.
 std::vector<std::string> with_kill_on_bad_exit(std::vector<std::string> argv);
 
+// Under srun: the command with `node` (sparkguard node and its options, ending in "--") inserted
+// as the step's program, so every rank runs under its node's guard; unchanged when the step's
+// program is sparkguard node already, or when there is no srun.
+std::vector<std::string> with_node_guard(std::vector<std::string> argv, const std::vector<std::string>& node);
+// Whether srun's step program is sparkguard node.
+bool has_node_guard(const std::vector<std::string>& argv);
+
 // The trainer's own arguments: argv[args_begin..].
 std::vector<std::string> trainer_args(const std::vector<std::string>& argv, const TrainerInvocation& where);
 

@@ -63,12 +63,34 @@ void LogDiagnoser::feed(std::string_view segment) {
     if (classifier_.feed(segment)) physical_[classifier_.lines_seen()] = line_number_ + 1;
 }
 
+namespace {
+
+// A node's guard or kernel saw the memory run out: that decides, unless a rank's own allocator or
+// a library said so in its own words (the more precise account of the same death).
+void decide_by_node(LogDiagnosis& d, bool training_started) {
+    const Family family = family_of(d.verdict.kind);
+    if (d.verdict.oom && (family == Family::allocator || family == Family::library)) return;
+    const NodeReport& r = *d.node_report;
+    Verdict v;
+    v.oom = true;
+    v.kind = r.kind;
+    v.phase = training_started ? Phase::train : Phase::load;
+    v.confidence = Confidence::certain;
+    v.evidence = r.line;
+    v.reason = "sparkguard node on " + r.node + " reported " + std::string(kind_name(r.kind)) + ": " + r.evidence;
+    d.verdict = v;
+    d.stopped_by.reset();  // the peers' cancellation followed this death
+}
+
+}  // namespace
+
 LogDiagnosis LogDiagnoser::finish(const ExitStatus& exit, const KernelEvidence& kernel) {
     flush_segment();
     const auto& cause = srun_.cause();
     const ExitStatus status = cause && cause->status.known() && !exit.succeeded() ? cause->status : exit;
     LogDiagnosis d{classifier_.verdict(status, kernel), tracker_.last_step(), tracker_.total_steps(),
-                   line_number_ + (in_line_ ? 1 : 0), cause, classifier_.stopped_by()};
+                   line_number_ + (in_line_ ? 1 : 0), cause, srun_.node_report(), classifier_.stopped_by()};
+    if (d.node_report && !exit.succeeded()) decide_by_node(d, tracker_.training_started());
     if (d.verdict.evidence_line) {
         auto it = physical_.find(*d.verdict.evidence_line);
         d.verdict.evidence_line = it == physical_.end() ? std::nullopt : std::optional(it->second);

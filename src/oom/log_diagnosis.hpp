@@ -21,6 +21,7 @@ struct LogDiagnosis {
     std::optional<long long> total_steps;
     long long lines = 0;
     std::optional<SrunTaskEnd> srun_cause;  // the log is srun's: the task whose end srun reported first
+    std::optional<NodeReport> node_report;  // a node's sparkguard node reported a memory death
     std::optional<std::string> stopped_by;  // a stop from outside the trainer said so (Classifier::stopped_by)
 };
 

@@ -59,7 +59,31 @@ std::optional<SrunTaskEnd> parse_srun_task_end(std::string_view text) {
     return end;
 }
 
+std::optional<NodeReport> parse_node_report(std::string_view text) {
+    constexpr std::string_view kPrefix = "sparkguard-node: ";
+    const size_t at = text.find(kPrefix);
+    if (at == std::string_view::npos) return std::nullopt;
+    std::string_view rest = text.substr(at + kPrefix.size());
+    const size_t host_end = rest.find(": ");
+    if (host_end == 0 || host_end == std::string_view::npos) return std::nullopt;
+    const std::string_view after_host = rest.substr(host_end + 2);
+    const size_t kind_end = after_host.find(": ");
+    if (kind_end == std::string_view::npos) return std::nullopt;
+    const auto kind = kind_from_name(after_host.substr(0, kind_end));
+    if (!kind || *kind == Kind::none) return std::nullopt;  // "probe", "files in ...": not a death
+    NodeReport report{std::string(rest.substr(0, host_end)), std::nullopt, *kind,
+                      std::string(after_host.substr(kind_end + 2)), std::string(text.substr(at))};
+    static const std::regex task(R"( \(task (\d+)\)$)");
+    std::smatch m;
+    if (std::regex_search(report.evidence, m, task)) {
+        report.task = m[1].str();
+        report.evidence.resize(static_cast<size_t>(m.position(0)));
+    }
+    return report;
+}
+
 void SrunCause::feed(std::string_view line) {
+    if (!node_report_ && line.find("sparkguard-node: ") != std::string_view::npos) node_report_ = parse_node_report(line);
     if (cause_ || line.find("srun: error: ") == std::string_view::npos) return;
     cause_ = parse_srun_task_end(line);
 }

@@ -22,14 +22,29 @@ struct SrunTaskEnd {
 };
 std::optional<SrunTaskEnd> parse_srun_task_end(std::string_view line);
 
-// The first task end srun reported, once the step is over.
+// sparkguard node's line on a rank's death with memory evidence (src/supervise/node.hpp):
+// "sparkguard-node: node2: memory-guard: MemAvailable 1.2 GB under the floor ... (task 1)", the kind
+// one of kind_name's OOM kinds. srun may have put its --label before it.
+struct NodeReport {
+    std::string node;
+    std::optional<std::string> task;  // srun's task number, from a trailing "(task N)"
+    Kind kind = Kind::none;
+    std::string evidence;
+    std::string line;
+};
+std::optional<NodeReport> parse_node_report(std::string_view line);
+
+// The first task end srun reported, and the first node's report of a memory death, once the step
+// is over.
 class SrunCause {
 public:
     void feed(std::string_view line);
     const std::optional<SrunTaskEnd>& cause() const { return cause_; }
+    const std::optional<NodeReport>& node_report() const { return node_report_; }
 
 private:
     std::optional<SrunTaskEnd> cause_;
+    std::optional<NodeReport> node_report_;
 };
 
 }  // namespace sg::oom

@@ -152,6 +152,29 @@ std::vector<std::string> stall_files(const fs::path& dir) {
 
 }  // namespace
 
+std::map<std::string, std::vector<telemetry::ThermalRow>> read_node_thermal(const fs::path& dir,
+                                                                            std::vector<std::string>& warnings) {
+    std::map<std::string, std::vector<telemetry::ThermalRow>> nodes;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(dir / "nodes", error)) {
+        const fs::path csv = entry.path() / "thermal.csv";
+        if (!fs::exists(csv)) continue;
+        auto text = read_file(csv);
+        if (!text) {
+            warnings.push_back(csv.string() + ": " + text.error().message);
+            continue;
+        }
+        auto parsed = telemetry::parse_thermal_csv(*text, csv.string(), telemetry::Timestamps::rfc3339);
+        if (!parsed) {
+            warnings.push_back(parsed.error().message);
+            continue;
+        }
+        warnings.insert(warnings.end(), parsed->warnings.begin(), parsed->warnings.end());
+        nodes[entry.path().filename().string()] = std::move(parsed->rows);
+    }
+    return nodes;
+}
+
 RunInputs read_run_dir(const fs::path& dir) {
     check_directory(dir);
     const RunDir run{dir};
@@ -161,6 +184,7 @@ RunInputs read_run_dir(const fs::path& dir) {
     read_platform(run.env_report(), in);
     read_events(run.events(), in);
     read_thermal(run.thermal(), in);
+    in.node_thermal = read_node_thermal(dir, in.warnings);
     read_train_log(run.train_log(), in);
     in.stall_files = stall_files(dir);
     return in;

@@ -14,4 +14,9 @@ namespace sg {
 // env-report.json gives the platform (a warning when it has none).
 RunInputs read_run_dir(const std::filesystem::path& dir);
 
+// RUN_DIR/nodes/<host>/thermal.csv by host (sparkguard node under srun). A node's file that cannot
+// be read or parsed is left out with a warning naming it: one node's torn file hides no other's.
+std::map<std::string, std::vector<telemetry::ThermalRow>> read_node_thermal(const std::filesystem::path& dir,
+                                                                            std::vector<std::string>& warnings);
+
 }  // namespace sg

@@ -2,6 +2,7 @@
 // What `sparkguard report` reads from a run directory, parsed: the thin shell
 // (run_dir_reader.hpp) fills it, the pure core (run_summary.hpp, timeline.hpp) reads it.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct RunInputs {
     std::string platform;      // env-report.json's "platform" ("dgx-spark"); empty without one
     std::vector<RunEvent> events;
     std::vector<telemetry::ThermalRow> thermal;  // read with Timestamps::rfc3339: every row has its time
+    // Under srun, each node's sparkguard node's RUN_DIR/nodes/<host>/thermal.csv, by host.
+    std::map<std::string, std::vector<telemetry::ThermalRow>> node_thermal;
     std::vector<StepPoint> steps;
     std::optional<Timestamp> log_first, log_last;  // train.log's first and last lines
     bool has_events = false, has_thermal = false, has_train_log = false;

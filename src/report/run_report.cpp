@@ -113,6 +113,7 @@ json to_json(const RunReport& r) {
         {"reproduce", r.reproduce},
         {"plan", r.plan},
         {"telemetry", r.telemetry},
+        {"nodes", r.nodes},
     };
 }
 
@@ -133,6 +134,7 @@ RunReport report_from_json(const json& j) {
         r.reproduce = j.value("reproduce", "");
         r.plan = j.value("plan", json());
         r.telemetry = j.value("telemetry", json());
+        r.nodes = j.value("nodes", json());
         return r;
     } catch (const json::exception& e) {
         throw UsageError("report.json", e.what());

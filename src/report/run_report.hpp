@@ -52,6 +52,7 @@ struct RunReport {
     std::string summary;    // one sentence: what happened and, when it failed, what is left
     nlohmann::json plan;    // the pre-launch estimate, when there was one
     nlohmann::json telemetry;  // thermal.csv summed up: peak temperature, power, time at the cap
+    nlohmann::json nodes;      // under srun: {host: its nodes/<host>/thermal.csv summed up}; null otherwise
 };
 
 nlohmann::json to_json(const AttemptRecord& attempt);

@@ -130,6 +130,16 @@ TelemetrySummary telemetry_from_rows(const RunInputs& in) {
     return s;
 }
 
+std::vector<NodeSummary> nodes_of(const RunInputs& in) {
+    std::vector<NodeSummary> nodes;
+    for (const auto& [host, rows] : in.node_thermal) {
+        const json t = telemetry::summarize_rows(rows, platform_of(in));
+        nodes.push_back({host, json_number(t, "peak_pool_used_gb"), json_number(t, "peak_trainer_rss_gb"),
+                         telemetry_from_json(t, "nodes/" + host + "/thermal.csv")});
+    }
+    return nodes;
+}
+
 std::optional<TelemetrySummary> telemetry_of(const RunInputs& in) {
     std::optional<TelemetrySummary> s;
     if (in.telemetry.is_object()) s = telemetry_from_json(in.telemetry, "report.json");
@@ -261,6 +271,7 @@ RunSummary summarize(const RunInputs& in) {
     s.reproduce = in.report.reproduce;
     s.memory = memory_of(in);
     s.telemetry = telemetry_of(in);
+    s.nodes = nodes_of(in);
     s.files = files_of(in);
     s.missing = missing_of(in);
     s.warnings = in.warnings;
@@ -270,6 +281,12 @@ RunSummary summarize(const RunInputs& in) {
 json to_json(const RunSummary& s) {
     json attempts = json::array();
     for (const auto& a : s.attempts) attempts.push_back(attempt_json(a, s.utc_offset_minutes));
+    json nodes = json::array();
+    for (const auto& n : s.nodes)
+        nodes.push_back({{"host", n.host},
+                         {"peak_pool_used_gb", optional_number(n.peak_pool_used_gb, 3)},
+                         {"peak_trainer_rss_gb", optional_number(n.peak_rss_gb, 3)},
+                         {"telemetry", telemetry_json(n.telemetry, s.utc_offset_minutes)}});
     json skipped = json::array();
     for (const auto& k : s.skipped_at_end) skipped.push_back({{"rung", to_string(k.rung)}, {"why", k.why}});
     return {{"run_dir", s.run_dir},
@@ -288,6 +305,7 @@ json to_json(const RunSummary& s) {
             {"reproduce", s.reproduce},
             {"memory", memory_json(s.memory)},
             {"telemetry", telemetry_json(s.telemetry, s.utc_offset_minutes)},
+            {"nodes", nodes},
             {"files", s.files},
             {"missing", s.missing},
             {"warnings", s.warnings}};

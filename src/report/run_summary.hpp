@@ -46,6 +46,14 @@ struct TelemetrySummary {
     std::string power_cap_message;       // the power-cap event's own words
 };
 
+// Under srun: one node's share, from its sparkguard node's thermal.csv.
+struct NodeSummary {
+    std::string host;
+    std::optional<double> peak_pool_used_gb;
+    std::optional<double> peak_rss_gb;  // the rank's tree on that node
+    TelemetrySummary telemetry;
+};
+
 struct RunSummary {
     std::string run_dir;
     std::string outcome;
@@ -60,6 +68,7 @@ struct RunSummary {
     std::string reproduce;
     MemorySummary memory;
     std::optional<TelemetrySummary> telemetry;
+    std::vector<NodeSummary> nodes;
     std::vector<std::string> files;    // what is there to read next: train.log, stall-2.txt, ...
     std::vector<std::string> missing;  // what the report could not show, and why
     std::vector<std::string> warnings;

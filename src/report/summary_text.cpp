@@ -190,6 +190,14 @@ std::string format_summary_text(const RunSummary& s) {
         if (!s.telemetry->power_cap_message.empty()) out += labelled("", printable(s.telemetry->power_cap_message, 400));
         out += labelled("throttle", throttle_line(*s.telemetry));
     }
+    for (size_t i = 0; i < s.nodes.size(); ++i) {
+        const NodeSummary& n = s.nodes[i];
+        std::string line = n.host + ": ";
+        if (n.peak_pool_used_gb) line += "pool peak " + fixed(*n.peak_pool_used_gb, 1) + " GB used, ";
+        if (n.peak_rss_gb) line += "rank peak " + fixed(*n.peak_rss_gb, 1) + " GB resident, ";
+        line += "gpu " + power_line(n.telemetry, s.utc_offset_minutes) + ", throttle " + throttle_line(n.telemetry);
+        out += labelled(i == 0 ? "nodes" : "", line);
+    }
     for (size_t i = 0; i < s.missing.size(); ++i) out += labelled(i == 0 ? "missing" : "", s.missing[i]);
     if (!s.files.empty()) out += labelled("details", join(s.files, ", ") + " in " + s.run_dir);
     return out;

@@ -20,6 +20,9 @@ namespace sg {
 
 enum class Stream { out, err };
 
+// The oom_score_adj sparkguard gives the trainer: the kernel's OOM killer takes it, never sparkguard.
+constexpr int kTrainerOomScoreAdj = 500;
+
 struct AttemptSpec {
     std::vector<std::string> argv;
     std::vector<std::pair<std::string, std::string>> env;  // set on top of sparkguard's environment

@@ -15,6 +15,7 @@
 #include "accounting/history_store.hpp"
 #include "ladder/argument_errors.hpp"
 #include "ladder/checkpoints.hpp"
+#include "ladder/command_line.hpp"
 #include "ladder/knobs.hpp"
 #include "ladder/prequantized.hpp"
 #include "ladder/trainer_profile.hpp"
@@ -23,6 +24,8 @@
 #include "oom/log_diagnosis.hpp"
 #include "report/event_log.hpp"
 #include "report/run_dir.hpp"
+#include "report/run_dir_reader.hpp"
+#include "telemetry/telemetry_summary.hpp"
 #include "report/run_report.hpp"
 #include "report/train_log.hpp"
 #include "supervise/drop_caches.hpp"
@@ -44,6 +47,7 @@
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/log.hpp"
+#include "util/paths.hpp"
 #include "util/strings.hpp"
 
 namespace sg {
@@ -56,7 +60,6 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr std::uint64_t kTickWindow = 64 * 1024;         // train.log read per tick for steps, at most
 constexpr std::uint64_t kJudgedTail = 64 * 1024 * 1024;  // train.log read at a death, at most
-constexpr int kTrainerOomScoreAdj = 500;  // the kernel's OOM killer takes the trainer, never sparkguard
 
 std::string signal_name(int sig) {
     switch (sig) {
@@ -360,6 +363,8 @@ private:
                                    " (" + knobs_.config_file.value_or("?") + " is untouched)");
         command.env.emplace_back("SPARKGUARD_ATTEMPT", std::to_string(record.n));
         command.env.emplace_back("SPARKGUARD_RUN_DIR", fs::absolute(dir_.path).string());
+        if (auto started = parse_rfc3339(report_.started))  // sparkguard node's thermal.csv counts from it too
+            command.env.emplace_back("SPARKGUARD_RUN_STARTED", fixed(started->epoch_s, 3));
         record.argv = command.argv;
         record.env = command.env;
         record.resumed_from = resume_from;
@@ -556,6 +561,11 @@ private:
         if (!verdict.oom && record.argv != options_.command)
             if (auto refused = argument_error(last_output_lines(40))) return end_refused(record, exit, *refused);
         if (diagnosis.srun_cause) note_srun_cause(record, *diagnosis.srun_cause, exit);
+        if (diagnosis.node_report && verdict.evidence == diagnosis.node_report->line) {  // the node's account decided
+            if (record.node != diagnosis.node_report->node) record.rank.reset();
+            record.node = diagnosis.node_report->node;
+            if (diagnosis.node_report->task) record.rank = diagnosis.node_report->task;
+        }
         if (!verdict.oom && diagnosis.stopped_by) {
             // Slurm's time limit, scancel, a preemption: the step was stopped from outside. Nothing to
             // relaunch here; a requeued job continues with --resume-run.
@@ -727,6 +737,10 @@ private:
 
     // The memory guard's floor for the whole run: --memory-floor, else the platform's default.
     void start_memory_guard() {
+        if (has_node_guard(options_.command)) {  // srun's tasks are not in this sparkguard's tree
+            spdlog::info("memory guard: on each node, by sparkguard node (files in {})", (dir_.path / "nodes").string());
+            return;
+        }
         auto mem = read_meminfo();
         memory_floor_ = oom::resolve_floor(options_.memory_floor, preflight::is_unified_platform(platform_), mem ? mem->total : 0);
         if (!memory_floor_) return;
@@ -817,6 +831,7 @@ private:
         report_.ended = rfc3339_now();
         report_.final_config = config_;
         if (telemetry_) report_.telemetry = telemetry_->summary();
+        summarize_nodes();
         LaunchCommand final_command = command_.render({config_, std::nullopt, options_.output_dir, dir_.path / "final"});
         report_.reproduce = reproduce_line(final_command.argv, final_command.env);
         if (env_report_) env_report_->settle();
@@ -829,6 +844,16 @@ private:
         else
             spdlog::error("{}; report: {}", summary, dir_.report().string());
         return exit_code;
+    }
+
+    // Under srun, each node's telemetry (sparkguard node's nodes/<host>/thermal.csv).
+    void summarize_nodes() {
+        std::vector<std::string> warnings;
+        const auto nodes = read_node_thermal(dir_.path, warnings);
+        for (const auto& warning : warnings) spdlog::warn("{}", warning);
+        if (nodes.empty()) return;
+        report_.nodes = json::object();
+        for (const auto& [host, rows] : nodes) report_.nodes[host] = telemetry::summarize_rows(rows, platform_);
     }
 
     // report.json for people; state.json for --resume-run. Both atomic.
@@ -899,6 +924,19 @@ private:
     double run_started_ = monotonic_seconds();
 };
 
+// Under srun, what every rank runs in front of its command: this sparkguard's `node`, writing into
+// the run directory (DESIGN.md section 9).
+std::vector<std::string> node_command(const RunDir& dir, const RunOptions& options) {
+    const fs::path self = executable_path();
+    std::vector<std::string> node = {self.empty() ? "sparkguard" : self.string(), "node", "--run-dir",
+                                     fs::absolute(dir.path).lexically_normal().string()};
+    if (options.memory_floor) node.insert(node.end(), {"--memory-floor", options.memory_floor->text()});
+    if (options.thermal_interval != RunOptions{}.thermal_interval)
+        node.insert(node.end(), {"--thermal-interval", fixed(options.thermal_interval, 0)});
+    node.push_back("--");
+    return node;
+}
+
 TrainerProfile choose_profile(const RunOptions& options) {
     if (options.profile) return find_trainer_profile(*options.profile);
     return detect_trainer_profile(load_trainer_profiles(), options.command);
@@ -946,7 +984,9 @@ int run_supervised(const RunOptions& options) {
     RunDir dir = options.run_dir ? claim_run_dir(*options.run_dir, options) : new_default_run_dir(options.command);
     if (!dir.lock) lock_run_dir(dir, options.command);
     spdlog::info("run directory {} (trainer profile {})", dir.path.string(), profile.name);
-    Supervisor supervisor(options, dir, std::move(profile));
+    RunOptions effective = options;
+    effective.command = with_node_guard(options.command, node_command(dir, options));
+    Supervisor supervisor(effective, dir, std::move(profile));
     if (auto blocked = supervisor.prelaunch()) return *blocked;
     return supervisor.run();
 }

@@ -3,6 +3,7 @@ on node2 dies of a real allocator OOM under `prlimit --as` once the warm-up step
 the same job killed by the kernel's OOM killer in Slurm's memory cgroup (`srun --mem`), a failure that is not OOM on one rank,
 SIGTERM to sparkguard, and scancel (interrupted, not OOM). Measured on the bed (hf_train.py --width 8, seq 512, DDP): under an
 address-space cap of 1300e6 bytes batch 8 fails and batch 4 runs; for `--mem`, see the cgroup test."""
+import json
 import os
 import signal
 import subprocess
@@ -73,6 +74,11 @@ def test_a_kernel_oom_kill_in_slurms_memory_cgroup_relaunches_the_whole_job_one_
             assert (attempt["node"], attempt["rank"]) in [("node1", "0"), ("node2", "1")], attempt
     if ": Out Of Memory" in result.stderr:  # srun's word was heard as the cause, not only slurmstepd's count
         assert any(": Out Of Memory)" in note for a in attempts[:-1] for note in a["notes"]), attempts
+    # the killed rank's node saw the kernel's record: its sparkguard node said so, and kept its telemetry
+    deaths = [json.loads(line).get("death") for host in ("node1", "node2")
+              for line in (run / "nodes" / host / "attempts.jsonl").read_text().splitlines()]
+    assert any(d and d["kind"] == "cgroup-oom-kill" and "Killed process" in d["evidence"] for d in deaths), deaths
+    assert "sparkguard-node: node" in result.stderr and ": cgroup-oom-kill: " in result.stderr
     skipped = [e["rung"] for e in read_events(run) if e["event"] == "skip"]
     assert skipped[:2] == ["drop-caches", "shorter-packing"], skipped  # the cgroup's limit; the length's floor
     assert [a["rung"] for a in attempts] == [None, "smaller-batch"], \

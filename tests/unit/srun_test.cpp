@@ -45,6 +45,82 @@ TEST_CASE("srun is told to end the step when a task fails, unless the command sa
     CHECK(with_kill_on_bad_exit({"srun", "-N2", "python", "t.py", "--kill-on-bad-exit=0"})[1] == "--kill-on-bad-exit=1");
 }
 
+TEST_CASE("every rank runs under sparkguard node, inserted once after srun's options", "[srun][node]") {
+    const Args node = {"/usr/bin/sparkguard", "node", "--run-dir", "/shared/runs/r1", "--"};
+    CHECK(with_node_guard({"srun", "-N2", "--ntasks-per-node", "1", "python", "t.py", "--batch", "4"}, node) ==
+          Args{"srun", "-N2", "--ntasks-per-node", "1", "/usr/bin/sparkguard", "node", "--run-dir", "/shared/runs/r1", "--",
+               "python", "t.py", "--batch", "4"});
+    CHECK(has_node_guard(with_node_guard({"srun", "python", "t.py"}, node)));
+    // the user wrote it already, with options of their own: left as it is
+    const Args written = {"srun", "-N2", "sparkguard", "node", "--memory-floor", "8", "--", "python", "t.py"};
+    CHECK(with_node_guard(written, node) == written);
+    CHECK(has_node_guard(written));
+    // no srun: nothing to fan out
+    CHECK(with_node_guard({"torchrun", "t.py"}, node) == Args{"torchrun", "t.py"});
+    CHECK_FALSE(has_node_guard({"python", "t.py"}));
+    // and the trainer is still found behind it, node's valued options skipped
+    const Args inserted = with_node_guard({"srun", "-N2", "python", "t.py", "--batch", "4"}, node);
+    auto where = locate_trainer(inserted);
+    CHECK(where.name() == "t.py");
+    CHECK(inserted[where.args_begin] == "--batch");
+    auto behind = locate_trainer({"srun", "sparkguard", "node", "--run-dir", "d", "--thermal-interval", "5", "python", "t.py"});
+    CHECK(behind.name() == "t.py");
+}
+
+TEST_CASE("sparkguard node's line on a memory death", "[srun][node]") {
+    auto r = parse_node_report("sparkguard-node: node2: memory-guard: MemAvailable 1.2 GB under the floor 6.4 GB (task 1)");
+    REQUIRE(r);
+    CHECK(r->node == "node2");
+    CHECK(r->task == "1");
+    CHECK(r->kind == Kind::memory_guard);
+    CHECK(r->evidence == "MemAvailable 1.2 GB under the floor 6.4 GB");
+    auto labelled = parse_node_report("1: sparkguard-node: spark-b: cgroup-oom-kill: Memory cgroup out of memory: Killed process 7");
+    REQUIRE(labelled);
+    CHECK(labelled->kind == Kind::cgroup_oom_kill);
+    CHECK_FALSE(labelled->task);
+    CHECK(labelled->line.starts_with("sparkguard-node: spark-b"));
+    CHECK_FALSE(parse_node_report("sparkguard-node: node2: probe: {\"budget_gb\": 100}"));
+    CHECK_FALSE(parse_node_report("sparkguard-node: node2: files in /root/.local/state/sparkguard/nodes/r/node2 on this node"));
+    CHECK_FALSE(parse_node_report("sparkguard-node: node2: none: x"));
+    CHECK_FALSE(parse_node_report("sparkguard-node: memory-guard"));
+}
+
+TEST_CASE("a node's report decides the death, unless a rank's allocator said it in its own words", "[srun][node][classifier]") {
+    SECTION("the guard on node2 killed its rank; srun saw a Killed task and the peers' cancellation") {
+        auto d = diagnose({"0: step 3 loss 1.2", "1: sparkguard-node: node2: memory-guard: MemAvailable 1.2 GB under the floor 6.4 GB",
+                           "srun: error: node2: task 1: Killed", "srun: launch/slurm: _step_signal: Terminating StepId=4.0",
+                           "0: slurmstepd-node1: error: *** STEP 4.0 ON node1 CANCELLED AT 2026-12-01T04:57:58 ***",
+                           "srun: error: node1: task 0: Terminated"},
+                          ExitStatus::exited(143));
+        CHECK(d.verdict.oom);
+        CHECK(d.verdict.kind == Kind::memory_guard);
+        CHECK(d.verdict.confidence == Confidence::certain);
+        CHECK(d.verdict.evidence.starts_with("sparkguard-node: node2: memory-guard"));
+        CHECK_FALSE(d.stopped_by);
+        REQUIRE(d.node_report);
+        CHECK(d.node_report->node == "node2");
+    }
+    SECTION("a kernel OOM kill on a node that srun reports only as an exit code") {
+        auto d = diagnose({"sparkguard-node: node1: kernel-oom-kill: Out of memory: Killed process 4242 (python3)",
+                           "srun: error: node1: task 0: Exited with exit code 1"},
+                          ExitStatus::exited(1));
+        CHECK(d.verdict.oom);
+        CHECK(d.verdict.kind == Kind::kernel_oom_kill);
+    }
+    SECTION("the rank's own allocator message is the more precise account") {
+        auto d = diagnose({"1: RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory: "
+                           "you tried to allocate 536870912 bytes.",
+                           "sparkguard-node: node2: cgroup-oom-kill: Memory cgroup out of memory: Killed process 9 (pt_data_worker)",
+                           "srun: error: node2: task 1: Exited with exit code 1"},
+                          ExitStatus::exited(1));
+        CHECK(d.verdict.kind == Kind::cpu_allocator);
+    }
+    SECTION("a job that succeeded is no OOM whatever a node said") {
+        auto d = diagnose({"sparkguard-node: node2: memory-guard: MemAvailable 1.2 GB under the floor 6.4 GB"}, ExitStatus::exited(0));
+        CHECK_FALSE(d.verdict.oom);
+    }
+}
+
 TEST_CASE("srun's report of a task's end", "[srun]") {
     auto end = parse_srun_task_end("srun: error: node2: task 1: Exited with exit code 3");
     REQUIRE(end);
