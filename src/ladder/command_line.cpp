@@ -181,6 +181,31 @@ std::vector<std::string> with_kill_on_bad_exit(std::vector<std::string> argv) {
     return argv;
 }
 
+std::vector<std::string> srun_probe_command(const std::vector<std::string>& argv, const std::vector<std::string>& program) {
+    const auto srun = locate_srun(argv);
+    if (!srun) return {};
+    // Where tasks go and how many: the probe's own. Where output goes: the probe's stdout.
+    static const std::set<std::string_view> dropped = {"-n", "--ntasks", "--ntasks-per-node", "--ntasks-per-socket",
+                                                       "--ntasks-per-core", "--ntasks-per-gpu", "-o", "--output", "-e",
+                                                       "--error", "-i", "--input", "--open-mode", "-l", "--label"};
+    std::vector<std::string> probe(argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(srun->srun + 1));
+    for (size_t i = srun->srun + 1; i < srun->operand; ++i) {
+        const std::string& word = argv[i];
+        if (word == "--") break;
+        const bool takes_next = kSrunOptions.count(word) && word.find('=') == std::string::npos;
+        std::string name = word.substr(0, word.find('='));
+        if (!starts_with(name, "--") && name.size() > 2) name = name.substr(0, 2);  // -n2, -oout.log
+        if (!dropped.count(name)) {
+            probe.push_back(word);
+            if (takes_next && i + 1 < srun->operand) probe.push_back(argv[i + 1]);
+        }
+        if (takes_next) ++i;
+    }
+    probe.push_back("--ntasks-per-node=1");
+    probe.insert(probe.end(), program.begin(), program.end());
+    return probe;
+}
+
 std::vector<std::string> with_node_guard(std::vector<std::string> argv, const std::vector<std::string>& node) {
     const auto srun = locate_srun(argv);
     if (!srun || srun->operand >= argv.size() || is_sparkguard_node(argv, srun->operand)) return argv;

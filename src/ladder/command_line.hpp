@@ -40,6 +40,10 @@ std::vector<std::string> with_kill_on_bad_exit(std::vector<std::string> argv);
 // as the step's program, so every rank runs under its node's guard; unchanged when the step's
 // program is sparkguard node already, or when there is no srun.
 std::vector<std::string> with_node_guard(std::vector<std::string> argv, const std::vector<std::string>& node);
+// The command's srun, one task on each of its nodes, running `program`: srun's options that place
+// the job (-N, -w, -p, --mem, ...) kept, those that count tasks or redirect output dropped, and
+// the wrappers before srun kept. Empty without srun.
+std::vector<std::string> srun_probe_command(const std::vector<std::string>& argv, const std::vector<std::string>& program);
 // Whether srun's step program is sparkguard node.
 bool has_node_guard(const std::vector<std::string>& argv);
 

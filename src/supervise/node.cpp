@@ -10,10 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "accounting/platform.hpp"
+#include "ladder/command_line.hpp"
 #include "oom/classifier.hpp"
 #include "oom/kernel_watch.hpp"
 #include "preflight/preflight.hpp"
 #include "report/event_log.hpp"
+#include "supervise/capture.hpp"
 #include "supervise/memory_guard_probe.hpp"
 #include "supervise/process_tree.hpp"
 #include "supervise/session.hpp"
@@ -23,6 +25,7 @@
 #include "util/files.hpp"
 #include "util/log.hpp"
 #include "util/parse.hpp"
+#include "util/paths.hpp"
 #include "util/strings.hpp"
 
 namespace sg {
@@ -225,6 +228,37 @@ int run_node(const NodeOptions& options) {
     }
     if (signal_number) end_like(*signal_number);
     return code;
+}
+
+std::optional<NodeBudget> parse_node_probe(std::string_view line) {
+    constexpr std::string_view kPrefix = "sparkguard-node: ";
+    const size_t at = line.find(kPrefix);
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::string_view rest = line.substr(at + kPrefix.size());
+    const size_t host_end = rest.find(": probe: ");
+    if (host_end == 0 || host_end == std::string_view::npos) return std::nullopt;
+    const json probe = json::parse(rest.substr(host_end + 9), nullptr, false);
+    if (!probe.is_object() || !probe.contains("budget_gb") || !probe["budget_gb"].is_number()) return std::nullopt;
+    return NodeBudget{std::string(rest.substr(0, host_end)), probe.value("platform", ""), probe["budget_gb"].get<double>(),
+                      probe.value("budget_source", "")};
+}
+
+Result<std::vector<NodeBudget>> probe_node_budgets(const std::vector<std::string>& command, double timeout_seconds) {
+    const fs::path self = executable_path();
+    const auto argv = srun_probe_command(command, {self.empty() ? "sparkguard" : self.string(), "node", "--probe"});
+    if (argv.empty()) return make_error("the command has no srun");
+    auto ran = capture_output(argv, timeout_seconds);
+    if (!ran) return make_error(ran.error().message);
+    if (ran->timed_out) return make_error(join(argv, " ") + " did not answer in " + fixed(timeout_seconds, 0) + " s");
+    std::vector<NodeBudget> nodes;
+    for (const auto& line : split(ran->out, '\n'))
+        if (auto node = parse_node_probe(line)) nodes.push_back(*node);
+    if (ran->exit_code != 0 || nodes.empty()) {
+        const std::string err(trim(ran->err));
+        return make_error(join(argv, " ") + " exited " + std::to_string(ran->exit_code) +
+                          (err.empty() ? "" : ": " + err.substr(0, 300)));
+    }
+    return nodes;
 }
 
 int probe_node() {

@@ -13,9 +13,11 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "oom/memory_guard.hpp"
+#include "util/result.hpp"
 
 namespace sg {
 
@@ -36,6 +38,21 @@ int run_node(const NodeOptions& options);
 // top-level run's smallest-node check:
 //   sparkguard-node: node2: probe: {"platform": ..., "budget_gb": ..., "mem_total_gb": ..., ...}
 int probe_node();
+
+// One node's answer to the probe.
+struct NodeBudget {
+    std::string host;
+    std::string platform;
+    double budget_gb = 0;
+    std::string source;  // how the node computed it
+};
+// A probe line (srun's --label may precede it); nullopt for any other line.
+std::optional<NodeBudget> parse_node_probe(std::string_view line);
+
+// Runs the command's srun with one task a node (srun_probe_command) and `sparkguard node --probe`
+// on each: every node's budget, or why they could not be had (srun failed, timed out, a node
+// answered nothing).
+Result<std::vector<NodeBudget>> probe_node_budgets(const std::vector<std::string>& command, double timeout_seconds);
 
 // This machine's name as Slurm knows it (the UTS hostname, up to the first dot).
 std::string node_name();

@@ -33,6 +33,7 @@
 #include "supervise/executable.hpp"
 #include "supervise/lost_host.hpp"
 #include "supervise/memory_guard_probe.hpp"
+#include "supervise/node.hpp"
 #include "supervise/prelaunch.hpp"
 #include "supervise/process_tree.hpp"
 #include "supervise/session.hpp"
@@ -60,6 +61,8 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr std::uint64_t kTickWindow = 64 * 1024;         // train.log read per tick for steps, at most
 constexpr std::uint64_t kJudgedTail = 64 * 1024 * 1024;  // train.log read at a death, at most
+
+constexpr double kNodeProbeSeconds = 120;  // srun's step to every node, queueing included
 
 std::string signal_name(int sig) {
     switch (sig) {
@@ -203,6 +206,7 @@ public:
         std::optional<accounting::PlanRequest> request;
         if (options_.workload) {
             PrelaunchPlan pre = plan_first_attempt(*options_.workload, options_.workload_named_model, config_);
+            if (pre.plan && locate_srun(options_.command)) pre.plan = with_smallest_node(*pre.plan);
             if (pre.plan) {
                 blocked = check_budget(*pre.plan);
                 request = request_for(*pre.request, config_);  // with --fit's configuration
@@ -213,6 +217,28 @@ public:
         }
         write_env_report(request);
         return blocked;
+    }
+
+    // Under srun every node must hold its rank: the plan is judged against the smallest node's
+    // budget, each node's read by `sparkguard node --probe` in one srun step before the first launch.
+    accounting::Plan with_smallest_node(accounting::Plan plan) {
+        auto nodes = probe_node_budgets(options_.command, kNodeProbeSeconds);
+        if (!nodes) {
+            spdlog::warn("the nodes' budgets could not be read ({}); the estimate is judged against this machine's", nodes.error().message);
+            events_.write("node-budgets", {{"error", nodes.error().message}});
+            return plan;
+        }
+        json list = json::array();
+        for (const auto& n : *nodes)
+            list.push_back({{"host", n.host}, {"platform", n.platform}, {"budget_gb", n.budget_gb}, {"source", n.source}});
+        const auto smallest = std::min_element(nodes->begin(), nodes->end(),
+                                               [](const NodeBudget& a, const NodeBudget& b) { return a.budget_gb < b.budget_gb; });
+        events_.write("node-budgets", {{"nodes", list}, {"smallest", smallest->host}});
+        spdlog::info("budget: the smallest of {} nodes', {}: {} GB ({})", nodes->size(), smallest->host,
+                     fixed(smallest->budget_gb, 1), smallest->source);
+        plan.budget.budget_gb = smallest->budget_gb;
+        plan.budget.source = smallest->host + ", the smallest of " + std::to_string(nodes->size()) + " nodes: " + smallest->source;
+        return accounting::replan(plan, plan.workload);
     }
 
     std::optional<int> check_budget(accounting::Plan plan) {

@@ -105,3 +105,26 @@ def test_a_run_directory_not_on_the_node_is_named_and_nothing_is_lost(slurm_bed,
     local = state / "sparkguard" / "nodes" / "elsewhere" / "node2"
     assert f"sparkguard-node: node2: files in {local} on this node" in result.stderr, result.stderr
     assert (local / "attempts.jsonl").exists() and (local / "thermal.csv").exists()
+
+
+def test_the_plan_is_judged_against_the_smallest_nodes_budget(slurm_bed, tmp_path):
+    """node1 an 80 GB A100, node2 a 24 GB RTX 4090 (the fake nvidia-smi, by host name), the batch host an A100
+    too: an 8B LoRA at batch 2 x 2048 (30 GB by the estimate) fits this machine and node1, not node2."""
+    run = tmp_path / "run"
+    env = base_env(SPARKGUARD_FAKE_GPU="a100-80", SPARKGUARD_FAKE_GPU_node2="rtx4090")
+    result = sparkguard_in(slurm_bed, "run", "--run-dir", run, "--model", "llama-3.1-8b", "--method", "lora", "--batch", 2,
+                           "--seq", 2048, "--", "srun", "-N2", "-n2", "--ntasks-per-node", "1", PYTHON, "-c", "print('launched')",
+                           env=env)
+    assert result.returncode == 3, result.stderr[-3000:]  # blocked before the first launch
+    assert "launched" not in result.stdout
+    budgets = {n["host"]: n["budget_gb"] for e in read_events(run) if e["event"] == "node-budgets" for n in e["nodes"]}
+    assert set(budgets) == {"node1", "node2"} and budgets["node2"] < 25 < 70 < budgets["node1"], budgets
+    plan = read_report(run)["plan"]
+    assert plan["budget_gb"] == pytest.approx(budgets["node2"], abs=0.001)
+    assert plan["budget_source"].startswith("node2, the smallest of 2 nodes: "), plan["budget_source"]
+    # the same job where every node is an A100 launches
+    env["SPARKGUARD_FAKE_GPU_node2"] = "a100-80"
+    fits = sparkguard_in(slurm_bed, "run", "--run-dir", tmp_path / "fits", "--model", "llama-3.1-8b", "--method", "lora",
+                         "--batch", 2, "--seq", 2048, "--", "srun", "-N2", "-n2", "--ntasks-per-node", "1", PYTHON, "-c",
+                         "print('launched')", env=env)
+    assert fits.returncode == 0 and fits.stdout.count("launched") == 2, fits.stderr[-3000:]

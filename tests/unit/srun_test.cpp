@@ -67,6 +67,16 @@ TEST_CASE("every rank runs under sparkguard node, inserted once after srun's opt
     CHECK(behind.name() == "t.py");
 }
 
+TEST_CASE("the nodes' budgets are probed with the job's own placement, one task a node", "[srun][node]") {
+    const Args probe = {"sparkguard", "node", "--probe"};
+    CHECK(srun_probe_command({"srun", "-N2", "-n", "4", "--ntasks-per-node", "2", "-w", "a,b", "--mem=8G", "-l", "-o", "out-%t.log",
+                              "python", "t.py", "-n", "3"},
+                             probe) == Args{"srun", "-N2", "-w", "a,b", "--mem=8G", "--ntasks-per-node=1", "sparkguard", "node", "--probe"});
+    CHECK(srun_probe_command({"env", "X=1", "srun", "-n2", "--output=o.log", "-p", "gpu", "sparkguard", "node", "--", "python", "t.py"},
+                             probe) == Args{"env", "X=1", "srun", "-p", "gpu", "--ntasks-per-node=1", "sparkguard", "node", "--probe"});
+    CHECK(srun_probe_command({"torchrun", "t.py"}, probe).empty());
+}
+
 TEST_CASE("sparkguard node's line on a memory death", "[srun][node]") {
     auto r = parse_node_report("sparkguard-node: node2: memory-guard: MemAvailable 1.2 GB under the floor 6.4 GB (task 1)");
     REQUIRE(r);
