@@ -229,19 +229,23 @@ Estimate estimate(const ModelShape& m, const Workload& w, const PlatformTraits& 
     const double adapter = w.uses_lora() ? trainable * adapter_bytes(w) : 0;
     const double gradients = trainable * (w.uses_lora() ? adapter_bytes(w) : compute_bytes(w));
     const double optimizer = optimizer_bytes(m, w, trainable);
-    const double step = step_transient_bytes(m, w, trainable);
     const Activations act = activation_bytes(m, w);
-    const double resident = weights + adapter + optimizer + gradients;
-    const double backward_peak = resident + act.total, step_peak = resident + step;
+    // Sharded (FSDP, ZeRO-3): each rank keeps its share of the states, and gathers a layer's whole
+    // weights to compute it, the next one prefetched: two layers' weights beside the activations.
+    const double share = 1.0 / d(std::max<long long>(w.shards, 1));
+    const double gathered = w.shards > 1 ? 2 * weights / d(std::max<long long>(m.arch.layers, 1)) : 0;
+    const double step = step_transient_bytes(m, w, trainable) * share;
+    const double resident = (weights + adapter + optimizer + gradients) * share;
+    const double backward_peak = resident + gathered + act.total, step_peak = resident + step;
     const double tensors = std::max(backward_peak, step_peak);
     const double fixed = (t.cuda_context_gb + (t.unified ? t.host_process_gb : 0)) * kGB;
 
     e.params_b = m.params / 1e9;
     e.trainable_params = trainable;
-    e.weights_gb = weights / kGB;
-    e.adapter_gb = adapter / kGB;
-    e.optimizer_gb = optimizer / kGB;
-    e.gradients_gb = gradients / kGB;
+    e.weights_gb = weights * share / kGB;
+    e.adapter_gb = adapter * share / kGB;
+    e.optimizer_gb = optimizer * share / kGB;
+    e.gradients_gb = gradients * share / kGB;
     e.activations_gb = act.total / kGB;
     e.logits_gb = act.logits / kGB;
     e.step_transient_gb = step / kGB;

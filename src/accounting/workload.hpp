@@ -73,6 +73,9 @@ struct Workload {
     std::vector<std::string> lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj"};
     double lora_dropout = 0.05;
     LossKind loss = LossKind::full;
+    // Ranks the weights, gradients and optimizer states are sharded over (FSDP full sharding,
+    // DeepSpeed ZeRO-3); 1: each rank holds them whole (one process, or DDP's replicas).
+    long long shards = 1;
 
     bool uses_lora() const { return method != Method::full; }
 };

@@ -7,6 +7,8 @@
 #include <set>
 #include <string_view>
 
+#include "util/parse.hpp"
+
 namespace sg {
 namespace {
 
@@ -204,6 +206,33 @@ std::vector<std::string> srun_probe_command(const std::vector<std::string>& argv
     probe.push_back("--ntasks-per-node=1");
     probe.insert(probe.end(), program.begin(), program.end());
     return probe;
+}
+
+SrunLayout srun_layout(const std::vector<std::string>& argv) {
+    SrunLayout layout;
+    const auto srun = locate_srun(argv);
+    if (!srun) return layout;
+    auto number = [](std::string_view text) -> std::optional<long long> {
+        text = text.substr(0, text.find_first_of("-:"));  // "2-4": at least 2 nodes
+        auto n = parse_int(text);
+        return n && *n > 0 ? std::optional<long long>(*n) : std::nullopt;
+    };
+    for (size_t i = srun->srun + 1; i < srun->operand; ++i) {
+        const std::string& word = argv[i];
+        const size_t eq = word.find('=');
+        const std::string name = word.substr(0, eq);
+        const bool attached = !name.starts_with("--") && name.size() > 2;  // -N2
+        const std::string key = attached ? name.substr(0, 2) : name;
+        std::optional<std::string> value;
+        if (eq != std::string::npos) value = word.substr(eq + 1);
+        else if (attached) value = word.substr(2);
+        else if (kSrunOptions.count(word) && i + 1 < srun->operand) value = argv[i + 1];
+        if (!value) continue;
+        if (key == "-N" || key == "--nodes") layout.nodes = number(*value);
+        else if (key == "-n" || key == "--ntasks") layout.tasks = number(*value);
+        else if (key == "--ntasks-per-node") layout.tasks_per_node = number(*value);
+    }
+    return layout;
 }
 
 std::vector<std::string> with_node_guard(std::vector<std::string> argv, const std::vector<std::string>& node) {

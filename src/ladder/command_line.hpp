@@ -44,6 +44,14 @@ std::vector<std::string> with_node_guard(std::vector<std::string> argv, const st
 // the job (-N, -w, -p, --mem, ...) kept, those that count tasks or redirect output dropped, and
 // the wrappers before srun kept. Empty without srun.
 std::vector<std::string> srun_probe_command(const std::vector<std::string>& argv, const std::vector<std::string>& program);
+// What srun's options say of the step's shape: -N/--nodes (the low end of a range), -n/--ntasks,
+// --ntasks-per-node; absent when not given.
+struct SrunLayout {
+    std::optional<long long> nodes;
+    std::optional<long long> tasks;
+    std::optional<long long> tasks_per_node;
+};
+SrunLayout srun_layout(const std::vector<std::string>& argv);
 // Whether srun's step program is sparkguard node.
 bool has_node_guard(const std::vector<std::string>& argv);
 

@@ -95,6 +95,25 @@ void scan_env(const std::map<std::string, std::string>& env, const std::vector<s
     }
 }
 
+// FSDP (full sharding) or DeepSpeed ZeRO-3: what says the states are sharded across ranks.
+std::string sharding_evidence(const std::vector<std::string>& argv, const std::vector<ConfigText>& configs) {
+    for (size_t i = 0; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        const std::string next = i + 1 < argv.size() ? argv[i + 1] : "";
+        if (a == "--use_fsdp" || a == "--use-fsdp") return a;
+        if ((a == "--fsdp" && next.find("shard") != std::string::npos) || (a.starts_with("--fsdp=") && a.find("shard") != std::string::npos))
+            return a == "--fsdp" ? a + " " + next : a;
+        if ((a == "--zero_stage" || a == "--zero-stage") && next == "3") return a + " 3";
+        if (a == "--zero_stage=3" || a == "--zero-stage=3") return a;
+    }
+    static const std::regex fsdp(R"re(^\s*(distributed_type:\s*['"]?FSDP|fsdp_sharding_strategy:\s*['"]?(1|FULL_SHARD|HYBRID_SHARD)|fsdp:\s*\S*shard|-\s*['"]?full_shard)|"?(zero_stage|stage)"?\s*[:=]\s*3\b)re",
+                                  std::regex::icase);
+    for (const auto& [path, text] : configs)
+        for (const auto& line : split(text, '\n'))
+            if (std::regex_search(line, fsdp)) return path + ": " + std::string(trim(line));
+    return "";
+}
+
 }  // namespace
 
 ClusterSettings read_cluster_settings(const std::vector<std::string>& argv,
@@ -113,6 +132,7 @@ ClusterSettings read_cluster_settings(const std::vector<std::string>& argv,
         scan_config(config, kTensorParallelKeys, s.tensor_parallel, s.evidence);
         scan_config(config, kNodeKeys, s.nnodes, s.evidence);
     }
+    s.sharded_by = sharding_evidence(argv, configs);
     return s;
 }
 

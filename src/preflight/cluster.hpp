@@ -16,6 +16,9 @@ struct ClusterSettings {
     std::optional<long long> local_world_size;  // LOCAL_WORLD_SIZE, --nproc_per_node
     std::optional<long long> tensor_parallel;   // --tensor_parallel_size, --tp, tensor_model_parallel_size, ...
     std::vector<std::string> evidence;          // where each came from: "WORLD_SIZE=2", "--tp 2", "ds.yaml: tp_size: 2"
+    // What shards weights, gradients and optimizer states across ranks ("--fsdp full_shard",
+    // "accelerate.yaml: distributed_type: FSDP", "ds.json: \"stage\": 3"); empty: each rank a full replica.
+    std::string sharded_by;
 };
 
 // A config file named on the command line: its path and its text.

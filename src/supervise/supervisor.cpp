@@ -41,6 +41,7 @@
 #include "supervise/status_line.hpp"
 #include "supervise/telemetry_recorder.hpp"
 #include "preflight/host.hpp"
+#include "preflight/cluster.hpp"
 #include "preflight/preflight.hpp"
 #include "telemetry/meminfo.hpp"
 #include "telemetry/step_tracker.hpp"
@@ -206,7 +207,7 @@ public:
         std::optional<accounting::PlanRequest> request;
         if (options_.workload) {
             PrelaunchPlan pre = plan_first_attempt(*options_.workload, options_.workload_named_model, config_);
-            if (pre.plan && locate_srun(options_.command)) pre.plan = with_smallest_node(*pre.plan);
+            if (pre.plan && locate_srun(options_.command)) pre.plan = per_rank(with_smallest_node(*pre.plan));
             if (pre.plan) {
                 blocked = check_budget(*pre.plan);
                 request = request_for(*pre.request, config_);  // with --fit's configuration
@@ -239,6 +240,38 @@ public:
         plan.budget.budget_gb = smallest->budget_gb;
         plan.budget.source = smallest->host + ", the smallest of " + std::to_string(nodes->size()) + " nodes: " + smallest->source;
         return accounting::replan(plan, plan.workload);
+    }
+
+    // Under srun the estimate is one rank's: a full replica each (DDP), unless the command or its
+    // configs shard the states (FSDP, ZeRO-3) over the ranks; on unified memory a node's ranks
+    // share its pool. The plan's assumptions say which.
+    accounting::Plan per_rank(accounting::Plan plan) {
+        const SrunLayout srun = srun_layout(options_.command);
+        std::vector<preflight::ConfigText> configs;
+        for (const auto& file : preflight::config_file_arguments(options_.command))
+            if (auto text = read_file(file)) configs.emplace_back(file, *text);
+        const preflight::ClusterSettings cluster = preflight::read_cluster_settings(options_.command, {}, configs);
+        const long long local = cluster.local_world_size.value_or(1);  // torchrun's --nproc_per_node
+        long long per_node = srun.tasks_per_node.value_or(1);
+        if (!srun.tasks_per_node && srun.tasks && srun.nodes) per_node = (*srun.tasks + *srun.nodes - 1) / *srun.nodes;
+        const long long tasks = srun.tasks ? *srun.tasks : srun.nodes.value_or(1) * per_node;
+        const long long ranks = tasks * local, ranks_per_node = per_node * local;
+        const std::string count = std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
+        accounting::Workload workload = plan.workload;
+        if (!cluster.sharded_by.empty() && ranks > 1) {
+            workload.shards = ranks;
+            plan.assumptions.push_back("per rank, sharded (" + cluster.sharded_by + "): weights, gradients and optimizer states "
+                                       "split over " + count + ", two layers' weights gathered at a time (a model of "
+                                       "FSDP/ZeRO-3 not yet checked against measured runs)");
+        } else {
+            plan.assumptions.push_back("per rank, DDP assumed: each of " + count + " holds a full replica (no FSDP or "
+                                       "ZeRO-3 in the command or its config files)");
+        }
+        if (ranks_per_node > 1 && plan.platform.unified) {
+            plan.budget.budget_gb /= static_cast<double>(ranks_per_node);
+            plan.budget.source += ", shared by the node's " + std::to_string(ranks_per_node) + " ranks";
+        }
+        return accounting::replan(plan, workload);
     }
 
     std::optional<int> check_budget(accounting::Plan plan) {

@@ -122,6 +122,16 @@ def test_the_plan_is_judged_against_the_smallest_nodes_budget(slurm_bed, tmp_pat
     plan = read_report(run)["plan"]
     assert plan["budget_gb"] == pytest.approx(budgets["node2"], abs=0.001)
     assert plan["budget_source"].startswith("node2, the smallest of 2 nodes: "), plan["budget_source"]
+    assert any(a.startswith("per rank, DDP assumed: each of 2 ranks holds a full replica") for a in plan["assumptions"]), plan
+    # sharded over the two ranks (FSDP), each rank's share fits node2
+    fsdp = sparkguard_in(slurm_bed, "run", "--run-dir", tmp_path / "fsdp", "--model", "llama-3.1-8b", "--method", "lora",
+                         "--batch", 2, "--seq", 2048, "--", "srun", "-N2", "-n2", "--ntasks-per-node", "1", PYTHON, "-c",
+                         "print('launched')", "--fsdp", "full_shard auto_wrap", env=env)
+    assert fsdp.returncode == 0 and fsdp.stdout.count("launched") == 2, fsdp.stderr[-3000:]
+    sharded = read_report(tmp_path / "fsdp")["plan"]
+    assert any(a.startswith("per rank, sharded (--fsdp full_shard auto_wrap): weights, gradients and optimizer states split "
+                            "over 2 ranks") for a in sharded["assumptions"]), sharded["assumptions"]
+    assert sharded["weights_gb"] == pytest.approx(plan["weights_gb"] / 2, rel=0.01)
     # the same job where every node is an A100 launches
     env["SPARKGUARD_FAKE_GPU_node2"] = "a100-80"
     fits = sparkguard_in(slurm_bed, "run", "--run-dir", tmp_path / "fits", "--model", "llama-3.1-8b", "--method", "lora",

@@ -89,6 +89,31 @@ TEST_CASE("each term follows the workload knob it depends on", "[estimator]") {
     CHECK(full.step_transient_gb == Approx(e.weights_gb));
 }
 
+TEST_CASE("sharded over N ranks (FSDP, ZeRO-3), each rank keeps 1/N of the states and gathers two layers", "[estimator]") {
+    PlanRequest r = request("llama-3.1-8b", Method::full, "gpu-80gb");
+    const Plan replica = make_plan(r, kNoMachine);
+    Workload w = replica.workload;
+    w.shards = 4;
+    const Estimate sharded = replan(replica, w).estimate;
+    const Estimate& e = replica.estimate;
+    CHECK(sharded.weights_gb == Approx(e.weights_gb / 4));
+    CHECK(sharded.optimizer_gb == Approx(e.optimizer_gb / 4));
+    CHECK(sharded.gradients_gb == Approx(e.gradients_gb / 4));
+    CHECK(sharded.activations_gb == Approx(e.activations_gb));  // each rank's own batch
+    CHECK(sharded.step_transient_gb == Approx(e.step_transient_gb / 4));
+    // LoRA: the peak is in the backward, where the two gathered layers add to the rank's share
+    w = replica.workload;
+    w.method = Method::lora;
+    const Estimate lora = replan(replica, w).estimate;
+    w.shards = 4;
+    const Estimate lora_sharded = replan(replica, w).estimate;
+    const double states = lora.weights_gb + lora.adapter_gb + lora.optimizer_gb + lora.gradients_gb;
+    const double two_layers = 2 * lora.weights_gb / 32;  // Llama 3.1 8B: 32 decoder layers
+    CHECK(lora_sharded.tensors_peak_gb == Approx(lora.tensors_peak_gb - 0.75 * states + two_layers));
+    w.shards = 1;
+    CHECK(replan(replica, w).estimate.peak_gb == Approx(lora.peak_gb));
+}
+
 TEST_CASE("MoE activations follow the active experts, weights all of them", "[estimator]") {
     const Plan moe = make_plan(request("qwen3-30b-a3b", Method::lora, "gpu-80gb"), kNoMachine);
     const Plan dense = make_plan(request("qwen3-4b", Method::lora, "gpu-80gb"), kNoMachine);

@@ -268,6 +268,20 @@ TEST_CASE("G10: machines and tensor parallelism", "[preflight]") {
               .nnodes == 2);
     CHECK(settings({"deepspeed", "t.py"}, {}, {{"ds.json", "{\n  \"tensor_parallel\": {\n    \"tp_size\": 2\n  }\n}"}}).tensor_parallel == 2);
 
+    // sharded states: FSDP full sharding, DeepSpeed ZeRO-3; plain DDP and ZeRO-2 keep full replicas of the weights
+    CHECK(settings({"torchrun", "t.py", "--fsdp", "full_shard auto_wrap"}, {}).sharded_by == "--fsdp full_shard auto_wrap");
+    CHECK(settings({"accelerate", "launch", "--use_fsdp", "t.py"}, {}).sharded_by == "--use_fsdp");
+    CHECK(settings({"accelerate", "launch", "--config_file", "a.yaml", "t.py"}, {},
+                   {{"a.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n"}})
+              .sharded_by == "a.yaml: distributed_type: FSDP");
+    CHECK(settings({"axolotl", "train", "c.yml"}, {}, {{"c.yml", "base_model: x\nfsdp:\n  - full_shard\n  - auto_wrap\n"}}).sharded_by ==
+          "c.yml: - full_shard");
+    CHECK(settings({"deepspeed", "t.py"}, {}, {{"ds.json", "{\n  \"zero_optimization\": {\n    \"stage\": 3,\n"}}).sharded_by ==
+          "ds.json: \"stage\": 3,");
+    CHECK(settings({"deepspeed", "t.py"}, {}, {{"ds.json", "{\n  \"zero_optimization\": {\n    \"stage\": 2,\n"}}).sharded_by.empty());
+    CHECK(settings({"torchrun", "t.py", "--fsdp", ""}, {}).sharded_by.empty());
+    CHECK(settings({"torchrun", "--nnodes=2", "t.py"}, {}).sharded_by.empty());
+
     ClusterSettings tp_one_machine = settings({"python", "t.py", "--tp", "2"}, {});
     CHECK(check_cluster(tp_one_machine, 2).value == "pass");
     Check too_wide = check_cluster(tp_one_machine, 1);

@@ -77,6 +77,18 @@ TEST_CASE("the nodes' budgets are probed with the job's own placement, one task 
     CHECK(srun_probe_command({"torchrun", "t.py"}, probe).empty());
 }
 
+TEST_CASE("srun's options give the step's shape", "[srun]") {
+    auto layout = srun_layout({"srun", "-N2", "-n", "4", "--label", "python", "t.py", "-N", "9"});
+    CHECK(layout.nodes == 2);
+    CHECK(layout.tasks == 4);
+    CHECK_FALSE(layout.tasks_per_node);
+    layout = srun_layout({"env", "A=1", "srun", "--nodes=2-4", "--ntasks-per-node", "2", "torchrun", "t.py"});
+    CHECK(layout.nodes == 2);
+    CHECK(layout.tasks_per_node == 2);
+    CHECK(srun_layout({"srun", "-N", "2", "python", "t.py"}).nodes == 2);
+    CHECK_FALSE(srun_layout({"python", "t.py", "-N2"}).nodes);
+}
+
 TEST_CASE("sparkguard node's line on a memory death", "[srun][node]") {
     auto r = parse_node_report("sparkguard-node: node2: memory-guard: MemAvailable 1.2 GB under the floor 6.4 GB (task 1)");
     REQUIRE(r);
