@@ -18,8 +18,8 @@ const std::vector<Command> kCommands = {
     {"thermal", "sample GPU temperature, power and the memory pool into a CSV until stopped", thermal_main},
     {"diagnose", "classify a finished run's log: out of memory, of which kind, or not", diagnose_main},
     {"report", "summarise a run directory; --svg draws the night as a timeline", report_main},
-    {"node", "one node's share of a job under srun (inserted by run): guard, kernel evidence, telemetry", node_main},
     {"drop-caches", "sync, then drop the page cache (as root; run uses it through sudo -n)", drop_caches_main},
+    {"node", "one node's share of a job under srun (inserted by run): guard, kernel evidence, telemetry", node_main},
 };
 
 void print_usage(std::ostream& out) {

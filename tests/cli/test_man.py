@@ -126,6 +126,8 @@ def run_dir_files():
         names.add("attempt-N/FILE, final/FILE")
     if 'dir_.path / "notify"' in source_text("supervise/notifier.cpp"):
         names.add("notify/N-EVENT.json")
+    if 'run_dir / "nodes" / host' in source_text("supervise/node.cpp"):
+        names.add("nodes/HOST/")
     return names
 
 
