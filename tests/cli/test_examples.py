@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import SPARKGUARD, wait_for
 from man_source import help_options, sparkguard_invocations
 
 BINARY = Path(os.environ.get("SPARKGUARD", "sparkguard"))
@@ -250,13 +250,17 @@ def test_the_two_node_batch_script_runs_one_srun_step_passes_slurms_sigterm_on_r
     job, output = stop_before_the_limit(SBATCH2, tmp_path, env, checkpoint)
     assert job.returncode == 143, output
     calls = log.read_text().splitlines()
-    assert calls[0] == "srun --kill-on-bad-exit=1 --nodes=2 --ntasks-per-node=1 --cpus-per-task=8 torchrun --nnodes 2 " \
+    sparkguard = str(Path(shutil.which(SPARKGUARD)).resolve())
+    # the nodes' budgets first (one task a node), then the step, every rank behind sparkguard node
+    assert calls[0] == f"srun --kill-on-bad-exit=1 --nodes=2 --cpus-per-task=8 --ntasks-per-node=1 {sparkguard} node --probe", calls
+    assert calls[1] == "srun --kill-on-bad-exit=1 --nodes=2 --ntasks-per-node=1 --cpus-per-task=8 " \
+                       f"{sparkguard} node --run-dir {run_dir} -- torchrun --nnodes 2 " \
                        "--nproc-per-node 1 --rdzv-backend c10d --rdzv-id 4242 train.py " \
                        "--model_name_or_path meta-llama/Llama-3.1-8B --use_peft --per_device_train_batch_size 4 " \
                        f"--gradient_accumulation_steps 4 --max_seq_length 4096 --output_dir {tmp_path}/out/llama8b-ddp-4242 " \
                        "--save_steps 100", calls
-    assert calls[1].endswith("(rendezvous node1:29500)"), calls
-    assert calls[2:] == ["requeue 4242"], calls
+    assert calls[2].endswith("(rendezvous node1:29500)"), calls
+    assert calls[3:] == ["requeue 4242"], calls
     report = json.loads((run_dir / "report.json").read_text())
     assert report["outcome"] == "interrupted" and report["exit_code"] == 143
 
@@ -267,9 +271,9 @@ def test_the_two_node_batch_script_runs_one_srun_step_passes_slurms_sigterm_on_r
     assert requeued.returncode == 0, requeued.stdout + requeued.stderr
     assert f"continuing {run_dir} on node[3-4] (restart 1)" in requeued.stdout
     calls = log.read_text().splitlines()
-    assert calls[3].startswith("srun --kill-on-bad-exit=1 --nodes=2 ") and calls[2] == "requeue 4242", calls
-    assert "--resume_from_checkpoint" in calls[3] and calls[4].endswith("(rendezvous node3:29500)"), calls
-    assert len(calls) == 5, calls  # one step; no second requeue
+    assert calls[4].startswith("srun --kill-on-bad-exit=1 --nodes=2 ") and calls[3] == "requeue 4242", calls
+    assert "--resume_from_checkpoint" in calls[4] and calls[5].endswith("(rendezvous node3:29500)"), calls
+    assert len(calls) == 6, calls  # one step; no second requeue (nor a second probe)
     assert_continued(run_dir)
 
 
