@@ -34,10 +34,6 @@ namespace {
 using nlohmann::json;
 constexpr double kGB = 1e9;
 
-std::string platform_of(const accounting::PlatformProfile& profile, const accounting::MachineState& machine) {
-    return preflight::platform_name(profile, machine);
-}
-
 // The node's files: RUN_DIR/nodes/<host> when the run directory is here (its state.json, written
 // before every launch, is what a shared filesystem shows), else a directory of this node's own.
 fs::path choose_node_dir(const std::optional<fs::path>& run_dir, const std::string& host) {
@@ -45,7 +41,8 @@ fs::path choose_node_dir(const std::optional<fs::path>& run_dir, const std::stri
     const char* state = std::getenv("XDG_STATE_HOME");
     const char* home = std::getenv("HOME");
     const fs::path base = state && *state ? fs::path(state) : fs::path(home && *home ? home : "/tmp") / ".local" / "state";
-    const std::string run = run_dir ? run_dir->filename().string() : "job-" + std::string(std::getenv("SLURM_JOB_ID") ? std::getenv("SLURM_JOB_ID") : "none");
+    const char* job = std::getenv("SLURM_JOB_ID");
+    const std::string run = run_dir ? run_dir->filename().string() : "job-" + std::string(job ? job : "none");
     const fs::path local = base / "sparkguard" / "nodes" / run / host;
     // Named once, on stderr: the top-level run cannot collect what it cannot see.
     std::cerr << "sparkguard-node: " << host << ": files in " << local.string() << " on this node ("
@@ -75,7 +72,7 @@ public:
     int run() {
         const accounting::MachineState machine = accounting::read_machine();
         const auto profile = accounting::detect_platform(accounting::load_platforms(), machine);
-        const std::string platform = platform_of(profile, machine);
+        const std::string platform = preflight::platform_name(profile, machine);
         telemetry_.emplace(session_, dir_ / "thermal.csv", options_.thermal_interval, platform, run_started());
         floor_ = oom::resolve_floor(options_.memory_floor, preflight::is_unified_platform(platform),
                                     machine.meminfo ? machine.meminfo->total : 0);
@@ -265,7 +262,7 @@ int probe_node() {
     const accounting::MachineState machine = accounting::read_machine();
     const auto profile = accounting::detect_platform(accounting::load_platforms(), machine);
     const accounting::Budget budget = accounting::compute_budget(profile, machine);
-    json probe = {{"platform", platform_of(profile, machine)},
+    json probe = {{"platform", preflight::platform_name(profile, machine)},
                   {"profile", profile.name},
                   {"unified", profile.unified},
                   {"budget_gb", budget.budget_gb},
