@@ -149,7 +149,8 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 }
 
 // What the rules reach today, on both sets: a change that loses ground fails here. Measured
-// (scripts/test.sh prints the table): dev 208/213 recall, 15/164 false alarms; held-back 33/42, 9/44.
+// (scripts/test.sh prints the table): dev 241/255 recall, 24/208 false alarms, with round 5 (scored
+// held-back at 33/42, 9/44) now in dev. The held-back set is empty until the next round arrives.
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -162,8 +163,8 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
         std::ofstream(fs::path(dir) / "classifier-families.txt") << text;
     }
     INFO(text);
-    CHECK(dev.all_recall.rate() >= 0.97);
-    CHECK(dev.all_false_alarm.rate() <= 0.10);
+    CHECK(dev.all_recall.rate() >= 0.94);
+    CHECK(dev.all_false_alarm.rate() <= 0.12);
     CHECK(held.all_recall.rate() >= 0.78);
     CHECK(held.all_false_alarm.rate() <= 0.21);
 }
