@@ -335,16 +335,43 @@ bool slurm_memory_limit(std::string_view s) {
     return state_word(s, "OUT_OF_ME");
 }
 
-// The other batch schedulers' memory kills: LSF's TERM_MEMLIMIT, PBS's "job killed: vmem N exceeded
-// limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit h_vmem", HTCondor's
-// "memory usage exceeded request_memory"; runc's "container init was OOM-killed".
+// The other batch schedulers' and platforms' memory kills: LSF's TERM_MEMLIMIT, PBS's "job killed: vmem N
+// exceeded limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit h_vmem",
+// HTCondor's "memory usage exceeded request_memory" and "Job has gone over memory limit of 4096 megabytes",
+// Cloud Run's "Memory limit of 5120 MiB exceeded with 5261 MiB used"; runc's "container init was OOM-killed".
+// A limit is enforced; a quota may not be (memory_quota_exceeded).
 bool batch_memory_limit(std::string_view s) {
     if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
     if (has(s, "illed") && (has(s, "excessive memory") || has(s, "out-of-memory"))) return true;  // HTCondor, site notices
     if (has(s, "on hold") && has(s, "memory usage")) return true;  // HTCondor's SYSTEM_PERIODIC_HOLD for memory
+    if (has(s, "over memory limit") || has(s, "over the memory limit") || has(s, "over its memory limit")) return true;
     if (!has(s, "xceeded")) return false;
-    const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory");
+    const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory") || has(s, "Memory");
     return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
+}
+
+// A platform's memory quota passed ("Error R14 (Memory quota exceeded)"): by itself a warning, since
+// the platform lets the process run on (swapping) until it decides to kill it; a kill right after it
+// is the platform's memory kill (Classifier::killed_over_quota).
+bool memory_quota_exceeded(std::string_view s) {
+    return has(s, "emory quota") && has(s, "xceeded");
+}
+
+// Kubernetes' and docker's OOMKilled, not docker inspect's "OOMKilled": false.
+bool oom_killed(std::string_view s) {
+    for (size_t at = s.find("OOMKilled"); at != std::string_view::npos; at = s.find("OOMKilled", at + 1)) {
+        std::string_view rest = s.substr(at + std::strlen("OOMKilled"));
+        rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of("\"\': =")));
+        if (!rest.starts_with("false") && !rest.starts_with("False")) return true;
+    }
+    return false;
+}
+
+// A scheduler's or container runtime's record of how a job or container ended, naming a memory kill:
+// Slurm's state OUT_OF_MEMORY, Kubernetes' OOMKilled. Both count an OOM kill of any of its processes,
+// while the exit code they show is the main process's: "State: OUT_OF_MEMORY (exit code 0)".
+bool memory_end_state(std::string_view s) {
+    return state_word(s, "OUT_OF_ME") || oom_killed(s);
 }
 
 // The leading count of "2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers
@@ -366,12 +393,7 @@ bool framework_memory_monitor(std::string_view s) {
         ray_summary_counts_kills(s))
         return true;
     if (has(s, "exceeded") && has(s, "memory budget") && !has(s, "exceeded 0% memory budget")) return true;  // 0%: misconfigured
-    for (size_t at = s.find("OOMKilled"); at != std::string_view::npos; at = s.find("OOMKilled", at + 1)) {
-        std::string_view rest = s.substr(at + std::strlen("OOMKilled"));
-        rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of("\"\': =")));
-        if (!rest.starts_with("false") && !rest.starts_with("False")) return true;
-    }
-    return has(s, "container oom") || (has(s, "systemd-oomd") && has(s, "Killed")) ||
+    return oom_killed(s) || has(s, "container oom") || (has(s, "systemd-oomd") && has(s, "Killed")) ||
            has(s, "low on resource: memory") ||
            (has(s, "beyond") && has(s, "memory limits")) || has(s, "for exceeding memory limits") ||
            has(s, "session crashed after using all available RAM");
@@ -501,7 +523,7 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
-    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold), Kind::monitor_kill, batch_memory_limit},
+    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam),
          Kind::monitor_kill, framework_memory_monitor},
@@ -668,7 +690,7 @@ void Classifier::mark_step(long long step) {
     training_ = true;
     if (step_ == step) return;
     step_ = step;
-    for (auto* evidence : {&message_, &sign_, &nvrm_, &error_, &last_error_, &sign_cause_}) {
+    for (auto* evidence : {&message_, &sign_, &nvrm_, &error_, &last_error_, &sign_cause_, &memory_end_, &over_quota_}) {
         if (*evidence && ++(*evidence)->steps_after >= kSurvivalSteps) evidence->reset();
     }
 }
@@ -679,11 +701,34 @@ bool Classifier::feed(std::string_view line) {
     const std::string_view text = window.empty() ? line : std::string_view(window);
     const Bits found = anchors_.find(text);
     if (found) note_context(found, text);
+    if (auto decided = found ? killed_over_quota(text, found) : std::nullopt) {
+        remember_tail(text);
+        return *decided;
+    }
     auto evidence = found ? match(text, found) : std::nullopt;
-    bool decided = evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found);
+    const bool end_state = evidence && evidence->kind == Kind::monitor_kill && !memory_end_ && memory_end_state(text);
+    if (end_state) memory_end_ = Evidence{evidence->kind, evidence->strength, evidence_text(text), lines_, training_, 0};
+    bool decided = (evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found)) || end_state;
     if (!evidence && !decided && found) decided = note_other(found, text);
     remember_tail(text);
     return decided;
+}
+
+// A platform's kill right after it said the memory quota was exceeded (Heroku's "Error R15 (Memory quota
+// vastly exceeded)", then "Stopping process with SIGKILL"): the quota notice says why. nullopt when
+// this line is no such kill; else it was recorded as the platform's memory kill, and whether it decides.
+std::optional<bool> Classifier::killed_over_quota(std::string_view line, Bits found) {
+    if ((found & bit(kExceeded)) && memory_quota_exceeded(line)) {
+        over_quota_ = Evidence{Kind::monitor_kill, Strength::message, evidence_text(line), lines_, training_, 0};
+        return std::nullopt;
+    }
+    if (!over_quota_ || lines_ - over_quota_->line > kRetryLines) return std::nullopt;
+    if (!(found & bit(kSigkill)) && !sigkill_sign(line, found)) return std::nullopt;
+    Evidence kill = *over_quota_;
+    kill.line = lines_;
+    over_quota_.reset();
+    const std::string shown = kill.text + " | " + std::string(line);
+    return record(std::move(kill), shown);
 }
 
 // The driver's allocation failure and other errors: neither decides by itself (see verdict()).
@@ -806,6 +851,11 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
 }
 
 Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel) const {
+    if (exit.succeeded() && memory_end_)
+        return oom_verdict(memory_end_->kind, Confidence::certain, memory_end_->in_training, memory_end_->text, memory_end_->line,
+                           "the exit code was 0, but the record of the end names a memory kill " + when(*memory_end_) +
+                               ": the scheduler or container runtime counts the OOM kill of any of its processes, while "
+                               "the exit code is the main process's");
     if (exit.succeeded()) return not_oom("the trainer exited with code 0");
     // A caught OOM (or the allocator message the trainer caught) with nothing after it that says the
     // trainer died, and no exit status to say so: it went on.

@@ -115,7 +115,8 @@ class Classifier {
 public:
     Classifier();
 
-    // One line of output (no '\n' or '\r'). Returns true when it became the deciding evidence.
+    // One line of output (no '\n' or '\r'). Returns true when it became the deciding evidence (for an exit 0,
+    // the end state that decides it).
     // Work per line is bounded: long lines are examined in their first 16 KiB and last 1 KiB.
     bool feed(std::string_view line);
     // The supervisor's step tracker saw the first training step: later evidence is mid-training.
@@ -130,7 +131,8 @@ public:
     const std::optional<std::string>& stopped_by() const { return termination_; }
     long long lines_seen() const { return lines_; }
 
-    // The decision. A trainer that exited 0 is never OOM. The driver's NVRM allocation failures
+    // The decision. A trainer that exited 0 is not OOM, unless a scheduler's or container runtime's record
+    // of the end names a memory kill (memory_end_). The driver's NVRM allocation failures
     // (kernel.nvrm_records, or such lines in the output) decide only a death nothing else explains:
     // a SIGKILL, or a death whose output shows no other error. A SIGKILL is OOM only without a
     // competing cause: an error in the 20 lines before it, or a stop from outside (stopped_by()).
@@ -155,6 +157,7 @@ private:
     void remember_tail(std::string_view line);
     void note_context(LiteralSet::Bits found, std::string_view line);
     bool note_other(LiteralSet::Bits found, std::string_view line);
+    std::optional<bool> killed_over_quota(std::string_view line, LiteralSet::Bits found);
     std::optional<Verdict> driver_verdict(const ExitStatus& exit, const KernelEvidence& kernel,
                                           const std::optional<std::string>& killed) const;
 
@@ -168,6 +171,8 @@ private:
     std::optional<Evidence> error_;    // the first other error in the output (a traceback, an exception, a crash)
     std::optional<Evidence> last_error_;  // the latest such error line (not a traceback's header)
     std::optional<Evidence> sign_cause_;  // an error just before the first SIGKILL sign: a competing cause
+    std::optional<Evidence> memory_end_;  // a scheduler's or runtime's end state naming a memory kill (OUT_OF_MEMORY, OOMKilled)
+    std::optional<Evidence> over_quota_;  // the latest "memory quota exceeded": a kill right after it is for memory
     std::optional<long long> recovered_at_;  // the line of the latest caught OOM (a recovery attempt)
     bool died_after_recovery_ = false;        // an error or a kill sign after it
     std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)

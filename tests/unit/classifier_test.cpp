@@ -144,6 +144,25 @@ TEST_CASE("a trainer that exited 0 is never OOM", "[classifier]") {
     CHECK_FALSE(v.phase);
 }
 
+TEST_CASE("an exit 0 whose scheduler or runtime recorded a memory kill as the end is OOM", "[classifier][families]") {
+    // Slurm and Kubernetes count an OOM kill of any of the job's processes; the exit code is the main one's.
+    for (const std::vector<std::string>& lines : std::vector<std::vector<std::string>>{
+             {"slurmstepd: error: Detected 1 oom_kill event in StepId=65.batch. Some of the step tasks have been OOM Killed.",
+              "State: OUT_OF_MEMORY (exit code 0)"},
+             {"State:          Terminated", "  Reason:       OOMKilled", "  Exit Code:    0"},
+             {"status: terminated,exitCode: 0,reason: OOMKilled,startedAt: 2020-08-12T07:45:50Z"}}) {
+        INFO(lines.front());
+        const Verdict v = classify(lines, ExitStatus::exited(0));
+        CHECK(v.kind == Kind::monitor_kill);
+        CHECK(v.reason.find("exit code was 0") != std::string::npos);
+    }
+    // Other memory words in a run that exited 0 do not: the monitor's kill was not the end.
+    CHECK_FALSE(classify({"slurmstepd: error: Detected 1 oom_kill event in StepId=65.batch."}, ExitStatus::exited(0)).oom);
+    CHECK_FALSE(classify({"ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."},
+                         ExitStatus::exited(0)).oom);
+    CHECK_FALSE(classify({"            \"OOMKilled\": false,"}, ExitStatus::exited(0)).oom);
+}
+
 TEST_CASE("phase: load before the first training step, train after", "[classifier]") {
     Classifier c;
     c.feed("Loading checkpoint shards: 100%|██████████| 2/2 [00:05<00:00,  2.5s/it]");
@@ -511,6 +530,8 @@ TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said 
              "1050981.0   dbrown   11/7  23:48 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.",
              "have been killed by an out-of-memory condition. Your job has used more RAM than asked for. This",
              "The node was low on resource: memory. Container trainer was using 30Gi, which exceeds its request of 0.",
+             "Memory limit of 5120 MiB exceeded with 5261 MiB used.",
+             "\tError from slot1_9@worker-0574: Job has gone over memory limit of 4096 megabytes. Peak usage: 4088 megabytes.",
          }) {
         INFO(line);
         CHECK(classify({line}, unknown).kind == Kind::monitor_kill);
@@ -524,10 +545,22 @@ TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said 
              "            \"OOMKilled\": false,",
              "distributed.nanny.memory - WARNING - Worker tls://10.0.0.1:1 (pid=129) exceeded 0% memory budget. Restarting...",
              "Refer to the documentation on how to address the out of memory issue",
+             "heroku[web.1]: Error R14 (Memory quota exceeded)",
+             "Disk quota exceeded",
          }) {
         INFO(line);
         CHECK_FALSE(classify({line}, unknown).oom);
     }
+    // A quota is a warning the platform lets a process run on past; its kill right after it is for memory.
+    const Verdict quota = classify({"heroku[web.1]: Process running mem=1280M(250.0%)", "heroku[web.1]: Error R15 (Memory quota vastly exceeded)",
+                                    "heroku[web.1]: Stopping process with SIGKILL"}, unknown);
+    CHECK(quota.kind == Kind::monitor_kill);
+    CHECK(quota.evidence.find("Memory quota vastly exceeded") != std::string::npos);
+    CHECK(classify({"Error R14 (Memory quota exceeded)", "Process exited with status 137"}, unknown).kind == Kind::monitor_kill);
+    std::vector<std::string> long_after = {"Error R14 (Memory quota exceeded)"};
+    for (int i = 0; i < 10; ++i) long_after.push_back("at=info method=GET path=\"/\" status=200");
+    long_after.push_back("Stopping process with SIGKILL");
+    CHECK_FALSE(classify(long_after, unknown).oom);
 }
 
 TEST_CASE("the library family's backstop: an engine's allocation failure in its own words", "[classifier][families]") {
