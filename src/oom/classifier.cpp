@@ -68,6 +68,7 @@ enum Anchor : int {
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
+    kOomKillFrame,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -87,6 +88,7 @@ const std::vector<std::string> kAnchorTexts = {
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
     "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
     "nvgpu", "cma_alloc", "on hold", "Mem-Info:",
+    "oom_kill_process",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -183,13 +185,13 @@ bool python_memory_error(std::string_view s) {
 }
 
 // A kernel OOM-killer line pasted into the log (dmesg appended by hand, a container's log).
-// Also the OOM killer's header and its call trace ("python invoked oom-killer: gfp_mask=...",
-// "oom_kill_process+0x202/0x3c0") when the excerpt stops before its "Killed process" line.
+// Also the OOM killer's header and its call trace ("python invoked oom-killer: gfp_mask=...", the frame
+// "oom_kill_process+0x202/0x3c0" however it is indented) when the excerpt stops before its "Killed process" line.
 bool kernel_record(std::string_view s) {
     if ((has(s, "Killed process") || has(s, "Kill process")) &&
         (has(s, "Out of memory") || has(s, "Memory cgroup out of memory")))
         return true;
-    return has(s, "invoked oom-killer") || has(s, "] oom_kill_process+") || has(s, "oom-kill:constraint=") ||
+    return has(s, "invoked oom-killer") || has(s, "oom_kill_process+0x") || has(s, "oom-kill:constraint=") ||
            has(s, "] Mem-Info:");  // the memory dump that opens the OOM killer's report
 }
 
@@ -835,7 +837,7 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
             e.kind = Kind::dataloader_fork;
         return e;
     }
-    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult) | bit(kMemInfo))) && kernel_record(text)) {
+    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult) | bit(kMemInfo) | bit(kOomKillFrame))) && kernel_record(text)) {
         e.kind = has(text, "Memory cgroup") || has(text, "CONSTRAINT_MEMCG") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
         return e;
     }

@@ -616,6 +616,10 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
     CHECK(kind_of("[  687.29] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=pt_main_thread,pid=42,uid=0") ==
           Kind::cgroup_oom_kill);
     CHECK(classify({"[Thu Mar 20 21:01:25 2025] Mem-Info:"}, unknown).kind == Kind::kernel_oom_kill);
+    // The OOM killer's own frame in a call trace, however the excerpt indents it; not a mention of the function.
+    CHECK(classify({"Feb 12 00:03:21 host kernel: [ 4175.554249]  oom_kill_process+0x22e/0x450"}, unknown).kind == Kind::kernel_oom_kill);
+    CHECK(classify({"[ 12.0] oom_kill_process+0x202/0x3c0"}, unknown).kind == Kind::kernel_oom_kill);
+    CHECK_FALSE(classify({"grep oom_kill_process /proc/kallsyms"}, unknown).oom);
 }
 
 TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before it", "[classifier][families]") {
