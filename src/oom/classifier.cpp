@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 
@@ -68,7 +69,7 @@ enum Anchor : int {
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
-    kOomKillFrame,
+    kOomKillFrame, kMemCreate, kMemCreateSnake,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -88,7 +89,7 @@ const std::vector<std::string> kAnchorTexts = {
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
     "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
     "nvgpu", "cma_alloc", "on hold", "Mem-Info:",
-    "oom_kill_process",
+    "oom_kill_process", "emCreate", "em_create",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -105,6 +106,7 @@ constexpr size_t kEvidenceBytes = 1000;
 constexpr int kSurvivalSteps = 2;
 constexpr long long kForkContextLines = 40;
 constexpr long long kCompetingLines = 20;
+constexpr long long kDetailLines = 3;  // a multi-line failure record gives its size this close after its first line
 constexpr long long kRetryLines = 5;  // an engine's retry this close after its allocation failure answers it  // an error this close before a SIGKILL sign competes with the OOM killer
 
 bool has(std::string_view text, std::string_view needle) {
@@ -125,12 +127,33 @@ bool cuda_allocator(std::string_view s) {
     return (has(s, "torch.cuda.OutOfMemoryError") || has(s, "torch.OutOfMemoryError")) && !looks_like_code(s);
 }
 
+// The driver's initialisation failing with CUDA_ERROR_OUT_OF_MEMORY (numba's "Call to cuInit results in
+// CUDA_ERROR_OUT_OF_MEMORY" under WSL2) allocated nothing: the driver could not start.
+bool driver_initialisation(std::string_view s) { return has(s, "cuInit"); }
+
 // Error 2 is cudaErrorMemoryAllocation; Torch7 and PyTorch before 1.0 printed it through THC.
 bool cuda_runtime(std::string_view s) {
+    if (driver_initialisation(s)) return false;
     return has(s, "CUDA error: out of memory") || has(s, "cudaErrorMemoryAllocation") ||
            has(s, "CUDA_ERROR_OUT_OF_MEMORY") || has(s, "cudaMalloc failed: out of memory") ||
            (has(s, "THCudaCheck FAIL") && has(s, "error=2 : out of memory")) ||
            has(s, "cuda runtime error (2) : out of memory");
+}
+
+// A CUDA status printed as a number from an allocation call: 2 is CUDA_ERROR_OUT_OF_MEMORY (driver API) and
+// cudaErrorMemoryAllocation (runtime API). "CUresult error result=2 ... func=cu_mem_create", "CUDA error 2
+// in cudaMalloc".
+bool cuda_status_two(std::string_view s) {
+    const bool cuda = has(s, "CUresult") || has(s, "CUDA") || has(s, "cuda") || has(s, "Cuda");
+    const bool allocation = has(s, "emCreate") || has(s, "em_create") || has(s, "alloc") || has(s, "Alloc");
+    if (!cuda || !allocation || driver_initialisation(s)) return false;
+    for (std::string_view key : {"result=", "result ", "error=", "error ", "code=", "code ", "status="}) {
+        for (size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+            const size_t i = at + key.size();
+            if (i < s.size() && s[i] == '2' && (i + 1 == s.size() || !is_digit(s[i + 1]))) return true;
+        }
+    }
+    return false;
 }
 
 // A trainer or engine that caught its OOM and tries another way: fairseq's "attempting to recover from
@@ -413,17 +436,48 @@ constexpr std::string_view kFailurePhrases[] = {
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
     "esource exhausted", "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
     "ALLOCATION_FAILURE"};
-// Lines about other limits (a kernel launch's or compiler's resources, a disk, a JVM's heap cap), and
-// other families' records: the kernel's OOM kills and the NVIDIA driver's (see driver_verdict).
+// Lines about other limits (a kernel launch's or compiler's resources, a disk, a JVM's heap cap), a driver
+// that could not start (cuInit), TensorRT's builder timing tactics in its virtual memory buffer (it skips a
+// tactic whose workspace does not fit, and goes on), and other families' records: the kernel's OOM kills
+// and the NVIDIA driver's (see driver_verdict).
 constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
-    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "mlock", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
+    "SMEM", "tactic", "Tactic", "virtualMemoryBuffer", "cuInit", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "mlock", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
     "oom_kill"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
     "terminat", "abort", "Abort"};
+
+// An allocation larger than this is a size bug (an overflow, an uninitialised length), not memory running
+// out: more than any GPU and nearly any host has ("Failed to allocate 7663872811008 bytes", 7 TiB).
+constexpr double kImplausibleBytes = 4.0 * 1024 * 1024 * 1024 * 1024;
+
+// The largest size with a unit in a line, in bytes (0 when none): "7663872811008 bytes", "2268047721628.89 MB".
+double largest_size(std::string_view s) {
+    constexpr std::pair<std::string_view, double> kUnits[] = {
+        {"bytes", 1}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
+        {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6},
+        {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15}, {"B", 1}};
+    double largest = 0;
+    for (size_t i = 0; i < s.size();) {
+        if (!is_digit(s[i]) || (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.'))) { ++i; continue; }
+        size_t j = i;
+        while (j < s.size() && (is_digit(s[j]) || s[j] == '.')) ++j;
+        size_t k = j;
+        while (k < s.size() && s[k] == ' ') ++k;
+        const std::string_view unit = s.substr(k, 6);
+        for (const auto& [name, scale] : kUnits) {
+            if (!unit.starts_with(name) || (unit.size() > name.size() && std::isalpha(static_cast<unsigned char>(unit[name.size()]))))
+                continue;
+            largest = std::max(largest, std::strtod(std::string(s.substr(i, j - i)).c_str(), nullptr) * scale);
+            break;
+        }
+        i = j;
+    }
+    return largest;
+}
 
 // "2830172160", "100.00 MiB", "4 GB", "2268047721628.89 MB": a number of at least 4 digits or one with a unit.
 bool has_size(std::string_view s) {
@@ -468,6 +522,7 @@ bool allocation_failure(std::string_view s) {
         any_of(s, kNotAnAllocation) || any_of(s, kWarning) || looks_like_code(s))
         return false;
     if (any_of(s, kAdvice) && !has(s, "rror")) return false;  // a hint, unless an error carries it
+    if (largest_size(s) > kImplausibleBytes) return false;
     return has_size(s) || any_of(s, kFailureContext);
 }
 
@@ -508,6 +563,7 @@ const std::array kMessageRules = {
          }},
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryClass), Kind::cuda_allocator, cuda_allocator},
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCaps) | bit(kMemoryAllocation), Kind::cuda_runtime, cuda_runtime},
+    Rule{bit(kMemCreate) | bit(kMemCreateSnake) | bit(kAllocLower) | bit(kAllocCapital), Kind::cuda_runtime, cuda_status_two},
     Rule{bit(kAllocFailed), Kind::cublas, [](std::string_view s) { return has(s, "CUBLAS_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kAllocFailed), Kind::cudnn, [](std::string_view s) { return has(s, "CUDNN_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kOutOfMemory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
@@ -708,6 +764,7 @@ bool Classifier::feed(std::string_view line) {
         return *decided;
     }
     auto evidence = found ? match(text, found) : std::nullopt;
+    note_engine_failure(text, evidence && evidence->kind == Kind::engine_allocator);
     const bool end_state = evidence && evidence->kind == Kind::monitor_kill && !memory_end_ && memory_end_state(text);
     if (end_state) memory_end_ = Evidence{evidence->kind, evidence->strength, evidence_text(text), lines_, training_, 0};
     bool decided = (evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found)) || end_state;
@@ -731,6 +788,35 @@ std::optional<bool> Classifier::killed_over_quota(std::string_view line, Bits fo
     over_quota_.reset();
     const std::string shown = kill.text + " | " + std::string(line);
     return record(std::move(kill), shown);
+}
+
+// Follows the sizes of an engine's allocation failures, read from the failure's line or its record's next
+// lines ("radv/amdgpu: Failed to allocate a buffer:", then "radv/amdgpu:    size      : 10767560704 bytes").
+// A program that asked for less each time and then printed more than the failure's record got a buffer and
+// went on: it was probing for the largest it can get (memtest_vulkan). A recovery, as a caught OOM is; a
+// probe that the output ends on (TensorFlow shrinking its first allocation on a GPU another process holds)
+// is not known to have succeeded.
+void Classifier::note_engine_failure(std::string_view line, bool is_failure) {
+    if (is_failure) {
+        previous_failure_ = failure_;
+        failure_ = Failure{lines_, largest_size(line)};
+        asked_for_less_ = false;
+    } else if (failure_ && failure_->bytes == 0 && lines_ - failure_->line <= kDetailLines) {
+        failure_->bytes = largest_size(line);
+    } else {
+        if (asked_for_less_ && lines_ - failure_->line > kDetailLines) {
+            recovered_at_ = lines_ - 1;  // the probe's end: this line, an error or more output, comes after it
+            died_after_recovery_ = false;
+            asked_for_less_ = false;
+        }
+        return;
+    }
+    note_smaller_request();
+}
+
+void Classifier::note_smaller_request() {
+    if (!failure_ || !previous_failure_ || failure_->bytes == 0 || previous_failure_->bytes == 0) return;
+    asked_for_less_ = failure_->line - previous_failure_->line <= kRetryLines && failure_->bytes < previous_failure_->bytes;
 }
 
 // The driver's allocation failure and other errors: neither decides by itself (see verdict()).

@@ -158,6 +158,8 @@ private:
     void note_context(LiteralSet::Bits found, std::string_view line);
     bool note_other(LiteralSet::Bits found, std::string_view line);
     std::optional<bool> killed_over_quota(std::string_view line, LiteralSet::Bits found);
+    void note_engine_failure(std::string_view line, bool is_failure);
+    void note_smaller_request();
     std::optional<Verdict> driver_verdict(const ExitStatus& exit, const KernelEvidence& kernel,
                                           const std::optional<std::string>& killed) const;
 
@@ -174,6 +176,12 @@ private:
     std::optional<Evidence> memory_end_;  // a scheduler's or runtime's end state naming a memory kill (OUT_OF_MEMORY, OOMKilled)
     std::optional<Evidence> over_quota_;  // the latest "memory quota exceeded": a kill right after it is for memory
     std::optional<long long> recovered_at_;  // the line of the latest caught OOM (a recovery attempt)
+    struct Failure {
+        long long line = 0;
+        double bytes = 0;  // the size it asked for; 0 until read (on its line or the record's next lines)
+    };
+    std::optional<Failure> failure_, previous_failure_;  // the latest two engine allocation failures
+    bool asked_for_less_ = false;  // the latest failure asked for less than the one before: a probe
     bool died_after_recovery_ = false;        // an error or a kill sign after it
     std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence

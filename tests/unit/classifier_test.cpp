@@ -566,7 +566,7 @@ TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said 
 TEST_CASE("the library family's backstop: an engine's allocation failure in its own words", "[classifier][families]") {
     const auto unknown = ExitStatus::unknown();
     for (const std::string& line : std::vector<std::string>{
-             "ggml_aligned_malloc: insufficient memory (attempted to allocate 2268047721628.89 MB)",
+             "ggml_aligned_malloc: insufficient memory (attempted to allocate 22680.89 MB)",
              "Status Message: bfc_arena.cc:368 AllocateRawInternal Failed to allocate memory for requested buffer of size 2830172160",
              "CUDA Error: out of memory",
              "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory",
@@ -594,6 +594,13 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
              "22/11/10 13:59:15 | INFO | root | Failed (CUDA out of memory) on sequence hipAB-900 of length 918.",
              "warning: failed to mlock 139264000-byte buffer (after previously locking 0 bytes): Cannot allocate memory",
              "ImportError: libgomp.so.1: cannot allocate memory in static TLS block",
+             // More than any GPU or nearly any host has: a size bug, not memory running out.
+             "Failed to allocate 7663872811008 bytes of memory",
+             "ggml_aligned_malloc: insufficient memory (attempted to allocate 2268047721628.89 MB)",
+             "what():  OpenCV(4.5.4) alloc.cpp:73: error: (-4:Insufficient memory) Failed to allocate 512956604754240 bytes",
+             // A driver that could not start allocated nothing; TensorRT's builder skips a tactic that does not fit.
+             "numba.cuda.cudadrv.driver.CudaAPIError: [2] Call to cuInit results in CUDA_ERROR_OUT_OF_MEMORY",
+             "[virtualMemoryBuffer.cpp::resizePhysical::144] Error Code 2: OutOfMemory (no further information)",
          }) {
         INFO(line);
         CHECK(classify({line}, unknown).kind != Kind::engine_allocator);
@@ -606,6 +613,35 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
                           "WARNING: [TRT]: Skipping tactic 3 due to insufficient memory on requested size of 4294967296"},
                          unknown).oom);
     CHECK(kind_of("XPU out of memory. Tried to allocate 2.00 GiB") == Kind::xpu);
+    CHECK(kind_of("Failed to allocate 76638728 bytes of memory") == Kind::engine_allocator);
+    // A CUDA status 2 by number from an allocation call is CUDA_ERROR_OUT_OF_MEMORY / cudaErrorMemoryAllocation.
+    CHECK(kind_of("[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103 (5)") ==
+          Kind::cuda_runtime);
+    CHECK(kind_of("CUDA error 2 in cudaMalloc") == Kind::cuda_runtime);
+    CHECK(kind_of("CUDA error 20 in cudaMalloc") == Kind::none);
+    // A program that asks for less each time and then goes on was probing for the largest buffer it can get;
+    // one whose output ends on the probe, or that fails after it, died of it.
+    std::vector<std::string> probe = {"1: Bus=0x03:00 DevId=0x73DF   12GB AMD Radeon RX 6700 XT (RADV NAVI22)"};
+    for (long long size : {10767560704LL, 10348130304LL, 9928699904LL})
+        for (const std::string& line : {std::string("radv/amdgpu: Failed to allocate a buffer:"),
+                                        "radv/amdgpu:    size      : " + std::to_string(size) + " bytes",
+                                        std::string("radv/amdgpu:    alignment : 262144 bytes"), std::string("radv/amdgpu:    domains   : 4")})
+            probe.push_back(line);
+    CHECK(classify(probe, unknown).kind == Kind::engine_allocator);
+    probe.push_back("Standard 5-minute test of 1: Bus=0x03:00 DevId=0x73DF   12GB AMD Radeon RX 6700 XT (RADV NAVI22)");
+    probe.push_back("      1 iteration. Passed  0.0446 seconds  written:    3.8GB 281.2GB/sec");
+    const Verdict probed = classify(probe, unknown);
+    CHECK_FALSE(probed.oom);
+    CHECK(probed.reason.find("went on") != std::string::npos);
+    CHECK(classify(probe, ExitStatus::exited(1)).oom);
+    std::vector<std::string> failed_after = probe;
+    failed_after.resize(probe.size() - 2);
+    failed_after.push_back("terminate called after throwing an instance of 'vk::OutOfDeviceMemoryError'");
+    CHECK(classify(failed_after, unknown).kind == Kind::engine_allocator);
+    const std::vector<std::string> same_size = {"failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)",
+                                                "failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)",
+                                                "step 1", "step 2 loss 0.5", "step 3 loss 0.4", "step 4 loss 0.3"};
+    CHECK(classify(same_size, unknown).oom);
     // Jetson's Tegra driver and its contiguous-memory pool are the driver's records, like NVRM's.
     for (const std::string& line : std::vector<std::string>{
              "kernel: nvgpu: 17000000.gpu nvgpu_dma_print_err:101  [INFO]  DMA alloc FAILED: [sysmem] size=257490944",
