@@ -69,7 +69,7 @@ enum Anchor : int {
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
-    kOomKillFrame, kMemCreate, kMemCreateSnake,
+    kOomKillFrame, kMemCreate, kMemCreateSnake, kUnhealthy, kTimeoutCaps, kTimeoutWord, kTimedOut,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -89,13 +89,14 @@ const std::vector<std::string> kAnchorTexts = {
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
     "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
     "nvgpu", "cma_alloc", "on hold", "Mem-Info:",
-    "oom_kill_process", "emCreate", "em_create",
+    "oom_kill_process", "emCreate", "em_create", "nhealthy", "TIMEOUT", "imeout", "timed out",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
 constexpr Bits bit(Anchor anchor) { return Bits{1} << anchor; }
 constexpr Bits kErrorAnchors = bit(kTraceback) | bit(kErrorColon) | bit(kErrorLower) | bit(kException) |
                                    bit(kTerminateCalled) | bit(kSegfault) | bit(kCoreDumped) | bit(kFatalPython);
+constexpr Bits kTimeoutAnchors = bit(kTimeoutCaps) | bit(kTimeoutWord) | bit(kTimedOut);
 
 constexpr size_t kHeadWindow = 16 * 1024;
 constexpr size_t kTailWindow = 1024;
@@ -270,13 +271,46 @@ bool shell_killed(std::string_view s) {
 // A kill whose own line names a deadline (Go's "signal: killed: context deadline exceeded", "timed out"):
 // a stop from outside.
 bool names_a_timeout(std::string_view s) {
-    return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout");
+    return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout") || has(s, "TIMEOUT");
+}
+
+// A timeout reported as an error ("[CRITICAL] WORKER TIMEOUT (pid:12903)", "Error R12 (Exit timeout)"): a
+// parent that kills its child for hanging. Just before a SIGKILL it is the kill's competing cause.
+bool timeout_reported(std::string_view s) {
+    return names_a_timeout(s) &&
+           (has(s, "ERROR") || has(s, "rror") || has(s, "CRITICAL") || has(s, "FATAL") || has(s, "atal"));
+}
+
+// A kill whose own line says the process was being stopped ("did not stop cleanly when terminated (exit
+// code 137)"): the escalation of a stop, SIGTERM then SIGKILL.
+bool names_a_stop(std::string_view s) {
+    return has(s, "did not stop") || has(s, "failed to stop") || has(s, "when terminated");
+}
+
+// An orchestrator that killed a container for failing its health check ("task: non-zero exit (137):
+// dockerexec: unhealthy container").
+bool health_check_kill(std::string_view s) {
+    return has(s, "unhealthy") && (has(s, "exit") || has(s, "kill") || has(s, "Kill"));
+}
+
+// "Signal 9 (SIGKILL)", "(signal: 9, SIGKILL: kill)" (cargo's report of rustc).
+bool names_signal_nine(std::string_view s) {
+    for (std::string_view key : {"ignal 9", "ignal: 9"}) {
+        for (size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+            const size_t end = at + key.size();
+            if (end == s.size() || !is_digit(s[end])) return true;
+        }
+    }
+    return false;
 }
 
 bool sigkill_sign(std::string_view s, Bits found) {
-    if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL") ||
+    if ((found & bit(kSigkill)) && (names_signal_nine(s) || has(s, "Signals.SIGKILL") || has(s, "was sent SIGKILL") ||
                                     (has(s, "signal SIGKILL") && !has(s, "closing signal") && !has(s, "Sending"))))
         return true;
+    // GCC's driver: its compiler (cc1plus, lto1) died of SIGKILL, whose strsignal is "Killed". make -j's
+    // compilers are the OOM killer's usual victims.
+    if ((found & bit(kKilled)) && has(s, "Killed signal terminated program")) return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
@@ -312,10 +346,13 @@ bool logged_as_handled(std::string_view s) {
 
 // A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut
 // down, docker compose stopping its services, Kubernetes evicting a pod for anything but memory or
-// naming another reason for a container's end, a kill that names its deadline.
+// naming another reason for a container's end, an orchestrator's kill for a failed health check, a
+// kill that names its deadline or the stop it escalated.
 bool stop_from_outside(std::string_view s, Bits found) {
     if ((found & bit(kReason)) && kubernetes_other_reason(s)) return true;
     if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(s)) return true;
+    if ((found & bit(kUnhealthy)) && health_check_kill(s)) return true;
+    if (names_a_stop(s) && sigkill_sign(s, found)) return true;
     if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
                    bit(kStopping) | bit(kLowOnMemory))))
         return false;
@@ -446,6 +483,8 @@ constexpr std::string_view kNotAnAllocation[] = {
     "oom_kill"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
+// A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
+constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe"};
 constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
     "terminat", "abort", "Abort"};
@@ -519,7 +558,7 @@ bool request_exceeds_memory(std::string_view s) {
 
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || any_of(s, kWarning) || looks_like_code(s))
+        any_of(s, kNotAnAllocation) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
     if (any_of(s, kAdvice) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (largest_size(s) > kImplausibleBytes) return false;
@@ -827,7 +866,7 @@ bool Classifier::note_other(Bits found, std::string_view line) {
         nvrm_ = Evidence{Kind::unified_memory, Strength::sign, evidence_text(line), lines_, training_, 0};
         return !message_ && !sign_;
     }
-    if ((found & kErrorAnchors) && error_line(line)) {
+    if (((found & kErrorAnchors) && error_line(line)) || ((found & kTimeoutAnchors) && timeout_reported(line))) {
         if (recovered_at_ && lines_ > *recovered_at_) died_after_recovery_ = true;
         Evidence error{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
         if (!error_) error_ = error;

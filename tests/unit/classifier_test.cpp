@@ -614,6 +614,9 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
                          unknown).oom);
     CHECK(kind_of("XPU out of memory. Tried to allocate 2.00 GiB") == Kind::xpu);
     CHECK(kind_of("Failed to allocate 76638728 bytes of memory") == Kind::engine_allocator);
+    // A guess at the cause, error or not, is no allocation's failure (here a SIGKILL sign, decided as one).
+    CHECK(classify({"[2025-09-22 00:34:39 +0000] [1] [ERROR] Worker (pid:25) was sent SIGKILL! Perhaps out of memory?"}, unknown).kind ==
+          Kind::sigkill_probable);
     // A CUDA status 2 by number from an allocation call is CUDA_ERROR_OUT_OF_MEMORY / cudaErrorMemoryAllocation.
     CHECK(kind_of("[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103 (5)") ==
           Kind::cuda_runtime);
@@ -681,20 +684,37 @@ TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before 
              {"reason=Evicted", "The node was low on resource: ephemeral-storage.", "exitCode 137"},
              {"signal: killed: context deadline exceeded"},
              {"    State:          Terminated", "      Reason:       Error", "      Exit Code:    137"},
+             {"The container sidecar did not stop cleanly when terminated (exit code 137)"},
+             {"            \"Err\": \"task: non-zero exit (137): dockerexec: unhealthy container\","},
          }) {
         INFO(lines.front());
         CHECK_FALSE(classify(lines, ExitStatus::unknown()).oom);
+        const Verdict killed = classify(lines, sigkill);
+        CHECK_FALSE(killed.oom);
+        CHECK(killed.reason.find("stop from outside") != std::string::npos);
     }
     for (const std::string& line : std::vector<std::string>{
              "fish: Job 1, 'python3 train.py' terminated by signal SIGKILL (Forced quit)",
              "Program terminated with signal SIGKILL, Killed.",
              "msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\"",
              "The kernel appears to have died. It will restart automatically.",
-             "=   EXIT CODE: 9"}) {
+             "=   EXIT CODE: 9",
+             "g++: fatal error: Killed signal terminated program cc1plus",
+             "  process didn't exit successfully: `rustc --crate-name http src/lib.rs --cap-lints allow` (signal: 9, SIGKILL: kill)",
+             "[2024-03-25 21:53:28 -0400] [11801] [ERROR] Worker (pid:12903) was sent SIGKILL! Perhaps out of memory?"}) {
         INFO(line);
         CHECK(classify({line}, ExitStatus::unknown()).kind == Kind::sigkill_probable);
     }
     CHECK_FALSE(classify({"W0629 api.py:851] Sending process 29734 closing signal SIGKILL"}, ExitStatus::unknown()).oom);
+    CHECK_FALSE(classify({"(signal: 90, SIGKILL: kill)"}, ExitStatus::unknown()).oom);
+    // A timeout reported as an error just before is the kill's cause: a parent killed its hung child. One
+    // that is only a setting is not.
+    const Verdict timed_out = classify({"[2024-03-25 21:53:27 -0400] [11801] [CRITICAL] WORKER TIMEOUT (pid:12903)",
+                                        "[2024-03-25 21:53:28 -0400] [11801] [ERROR] Worker (pid:12903) was sent SIGKILL! Perhaps out of memory?"},
+                                       ExitStatus::unknown());
+    CHECK_FALSE(timed_out.oom);
+    CHECK(timed_out.reason.find("WORKER TIMEOUT") != std::string::npos);
+    CHECK(classify({"NCCL timeout set to 1800 seconds", "Killed"}, ExitStatus::unknown()).kind == Kind::sigkill_probable);
     CHECK(classify({"Killed"}, sigkill).oom);
 }
 
