@@ -1000,15 +1000,22 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     }
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
-    if (termination_) return not_oom(killed + " after a stop from outside (" + *termination_ + "), not by the OOM killer");
+    if (termination_) {
+        Verdict stopped = not_oom(killed + " after a stop from outside (" + *termination_ + "), not by the OOM killer");
+        stopped.competing_cause = termination_;
+        return stopped;
+    }
     // What came just before the kill decides: another error there, not memory, is the likely cause
     // (a launcher or engine that kills its own tree after a failure).
     const auto& competing = sign_ ? sign_cause_
                             : last_error_ && lines_ - last_error_->line <= kCompetingLines ? last_error_ : std::nullopt;
-    if (competing)
-        return not_oom(killed + " " + std::to_string((sign_ ? sign_->line : lines_) - competing->line) +
-                       " lines after another error (line " + std::to_string(competing->line) + ": " + competing->text +
-                       "): that error, not the OOM killer, is the likely cause");
+    if (competing) {
+        Verdict other = not_oom(killed + " " + std::to_string((sign_ ? sign_->line : lines_) - competing->line) +
+                                " lines after another error (line " + std::to_string(competing->line) + ": " +
+                                competing->text + "): that error, not the OOM killer, is the likely cause");
+        other.competing_cause = competing->text;
+        return other;
+    }
     if (auto driver = driver_verdict(exit, kernel, killed)) return *driver;
     if (auto suggested = kernel_suggests(killed, kernel, training_)) return *suggested;
     if (kernel.could_have_seen_a_kill())

@@ -107,6 +107,9 @@ struct Verdict {
     std::string evidence;                  // the deciding output line or kernel record; may be empty
     std::optional<long long> evidence_line;  // 1-based count of fed lines, when a line decided
     std::string reason;                    // one sentence for people
+    // Set when a SIGKILL was put down to something other than memory: the stop from outside or the
+    // earlier error just before it that decided (not in the JSON; judge_death respects it).
+    std::optional<std::string> competing_cause;
 };
 // {"oom", "kind", "phase", "confidence", "evidence", "line", "reason"}; absent values are null.
 void to_json(nlohmann::json& out, const Verdict& verdict);
