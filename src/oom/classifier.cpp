@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <span>
 
@@ -68,6 +69,7 @@ enum Anchor : int {
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
+    kOomKillFrame, kMemCreate, kMemCreateSnake, kUnhealthy, kTimeoutCaps, kTimeoutWord, kTimedOut,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -87,12 +89,14 @@ const std::vector<std::string> kAnchorTexts = {
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
     "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
     "nvgpu", "cma_alloc", "on hold", "Mem-Info:",
+    "oom_kill_process", "emCreate", "em_create", "nhealthy", "TIMEOUT", "imeout", "timed out",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
 constexpr Bits bit(Anchor anchor) { return Bits{1} << anchor; }
 constexpr Bits kErrorAnchors = bit(kTraceback) | bit(kErrorColon) | bit(kErrorLower) | bit(kException) |
                                    bit(kTerminateCalled) | bit(kSegfault) | bit(kCoreDumped) | bit(kFatalPython);
+constexpr Bits kTimeoutAnchors = bit(kTimeoutCaps) | bit(kTimeoutWord) | bit(kTimedOut);
 
 constexpr size_t kHeadWindow = 16 * 1024;
 constexpr size_t kTailWindow = 1024;
@@ -103,6 +107,7 @@ constexpr size_t kEvidenceBytes = 1000;
 constexpr int kSurvivalSteps = 2;
 constexpr long long kForkContextLines = 40;
 constexpr long long kCompetingLines = 20;
+constexpr long long kDetailLines = 3;  // a multi-line failure record gives its size this close after its first line
 constexpr long long kRetryLines = 5;  // an engine's retry this close after its allocation failure answers it  // an error this close before a SIGKILL sign competes with the OOM killer
 
 bool has(std::string_view text, std::string_view needle) {
@@ -123,12 +128,33 @@ bool cuda_allocator(std::string_view s) {
     return (has(s, "torch.cuda.OutOfMemoryError") || has(s, "torch.OutOfMemoryError")) && !looks_like_code(s);
 }
 
+// The driver's initialisation failing with CUDA_ERROR_OUT_OF_MEMORY (numba's "Call to cuInit results in
+// CUDA_ERROR_OUT_OF_MEMORY" under WSL2) allocated nothing: the driver could not start.
+bool driver_initialisation(std::string_view s) { return has(s, "cuInit"); }
+
 // Error 2 is cudaErrorMemoryAllocation; Torch7 and PyTorch before 1.0 printed it through THC.
 bool cuda_runtime(std::string_view s) {
+    if (driver_initialisation(s)) return false;
     return has(s, "CUDA error: out of memory") || has(s, "cudaErrorMemoryAllocation") ||
            has(s, "CUDA_ERROR_OUT_OF_MEMORY") || has(s, "cudaMalloc failed: out of memory") ||
            (has(s, "THCudaCheck FAIL") && has(s, "error=2 : out of memory")) ||
            has(s, "cuda runtime error (2) : out of memory");
+}
+
+// A CUDA status printed as a number from an allocation call: 2 is CUDA_ERROR_OUT_OF_MEMORY (driver API) and
+// cudaErrorMemoryAllocation (runtime API). "CUresult error result=2 ... func=cu_mem_create", "CUDA error 2
+// in cudaMalloc".
+bool cuda_status_two(std::string_view s) {
+    const bool cuda = has(s, "CUresult") || has(s, "CUDA") || has(s, "cuda") || has(s, "Cuda");
+    const bool allocation = has(s, "emCreate") || has(s, "em_create") || has(s, "alloc") || has(s, "Alloc");
+    if (!cuda || !allocation || driver_initialisation(s)) return false;
+    for (std::string_view key : {"result=", "result ", "error=", "error ", "code=", "code ", "status="}) {
+        for (size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+            const size_t i = at + key.size();
+            if (i < s.size() && s[i] == '2' && (i + 1 == s.size() || !is_digit(s[i + 1]))) return true;
+        }
+    }
+    return false;
 }
 
 // A trainer or engine that caught its OOM and tries another way: fairseq's "attempting to recover from
@@ -183,13 +209,13 @@ bool python_memory_error(std::string_view s) {
 }
 
 // A kernel OOM-killer line pasted into the log (dmesg appended by hand, a container's log).
-// Also the OOM killer's header and its call trace ("python invoked oom-killer: gfp_mask=...",
-// "oom_kill_process+0x202/0x3c0") when the excerpt stops before its "Killed process" line.
+// Also the OOM killer's header and its call trace ("python invoked oom-killer: gfp_mask=...", the frame
+// "oom_kill_process+0x202/0x3c0" however it is indented) when the excerpt stops before its "Killed process" line.
 bool kernel_record(std::string_view s) {
     if ((has(s, "Killed process") || has(s, "Kill process")) &&
         (has(s, "Out of memory") || has(s, "Memory cgroup out of memory")))
         return true;
-    return has(s, "invoked oom-killer") || has(s, "] oom_kill_process+") || has(s, "oom-kill:constraint=") ||
+    return has(s, "invoked oom-killer") || has(s, "oom_kill_process+0x") || has(s, "oom-kill:constraint=") ||
            has(s, "] Mem-Info:");  // the memory dump that opens the OOM killer's report
 }
 
@@ -245,13 +271,46 @@ bool shell_killed(std::string_view s) {
 // A kill whose own line names a deadline (Go's "signal: killed: context deadline exceeded", "timed out"):
 // a stop from outside.
 bool names_a_timeout(std::string_view s) {
-    return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout");
+    return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout") || has(s, "TIMEOUT");
+}
+
+// A timeout reported as an error ("[CRITICAL] WORKER TIMEOUT (pid:12903)", "Error R12 (Exit timeout)"): a
+// parent that kills its child for hanging. Just before a SIGKILL it is the kill's competing cause.
+bool timeout_reported(std::string_view s) {
+    return names_a_timeout(s) &&
+           (has(s, "ERROR") || has(s, "rror") || has(s, "CRITICAL") || has(s, "FATAL") || has(s, "atal"));
+}
+
+// A kill whose own line says the process was being stopped ("did not stop cleanly when terminated (exit
+// code 137)"): the escalation of a stop, SIGTERM then SIGKILL.
+bool names_a_stop(std::string_view s) {
+    return has(s, "did not stop") || has(s, "failed to stop") || has(s, "when terminated");
+}
+
+// An orchestrator that killed a container for failing its health check ("task: non-zero exit (137):
+// dockerexec: unhealthy container").
+bool health_check_kill(std::string_view s) {
+    return has(s, "unhealthy") && (has(s, "exit") || has(s, "kill") || has(s, "Kill"));
+}
+
+// "Signal 9 (SIGKILL)", "(signal: 9, SIGKILL: kill)" (cargo's report of rustc).
+bool names_signal_nine(std::string_view s) {
+    for (std::string_view key : {"ignal 9", "ignal: 9"}) {
+        for (size_t at = s.find(key); at != std::string_view::npos; at = s.find(key, at + 1)) {
+            const size_t end = at + key.size();
+            if (end == s.size() || !is_digit(s[end])) return true;
+        }
+    }
+    return false;
 }
 
 bool sigkill_sign(std::string_view s, Bits found) {
-    if ((found & bit(kSigkill)) && (has(s, "ignal 9") || has(s, "Signals.SIGKILL") ||
+    if ((found & bit(kSigkill)) && (names_signal_nine(s) || has(s, "Signals.SIGKILL") || has(s, "was sent SIGKILL") ||
                                     (has(s, "signal SIGKILL") && !has(s, "closing signal") && !has(s, "Sending"))))
         return true;
+    // GCC's driver: its compiler (cc1plus, lto1) died of SIGKILL, whose strsignal is "Killed". make -j's
+    // compilers are the OOM killer's usual victims.
+    if ((found & bit(kKilled)) && has(s, "Killed signal terminated program")) return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
@@ -287,10 +346,13 @@ bool logged_as_handled(std::string_view s) {
 
 // A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut
 // down, docker compose stopping its services, Kubernetes evicting a pod for anything but memory or
-// naming another reason for a container's end, a kill that names its deadline.
+// naming another reason for a container's end, an orchestrator's kill for a failed health check, a
+// kill that names its deadline or the stop it escalated.
 bool stop_from_outside(std::string_view s, Bits found) {
     if ((found & bit(kReason)) && kubernetes_other_reason(s)) return true;
     if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(s)) return true;
+    if ((found & bit(kUnhealthy)) && health_check_kill(s)) return true;
+    if (names_a_stop(s) && sigkill_sign(s, found)) return true;
     if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
                    bit(kStopping) | bit(kLowOnMemory))))
         return false;
@@ -335,16 +397,43 @@ bool slurm_memory_limit(std::string_view s) {
     return state_word(s, "OUT_OF_ME");
 }
 
-// The other batch schedulers' memory kills: LSF's TERM_MEMLIMIT, PBS's "job killed: vmem N exceeded
-// limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit h_vmem", HTCondor's
-// "memory usage exceeded request_memory"; runc's "container init was OOM-killed".
+// The other batch schedulers' and platforms' memory kills: LSF's TERM_MEMLIMIT, PBS's "job killed: vmem N
+// exceeded limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit h_vmem",
+// HTCondor's "memory usage exceeded request_memory" and "Job has gone over memory limit of 4096 megabytes",
+// Cloud Run's "Memory limit of 5120 MiB exceeded with 5261 MiB used"; runc's "container init was OOM-killed".
+// A limit is enforced; a quota may not be (memory_quota_exceeded).
 bool batch_memory_limit(std::string_view s) {
     if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
     if (has(s, "illed") && (has(s, "excessive memory") || has(s, "out-of-memory"))) return true;  // HTCondor, site notices
     if (has(s, "on hold") && has(s, "memory usage")) return true;  // HTCondor's SYSTEM_PERIODIC_HOLD for memory
+    if (has(s, "over memory limit") || has(s, "over the memory limit") || has(s, "over its memory limit")) return true;
     if (!has(s, "xceeded")) return false;
-    const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory");
+    const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory") || has(s, "Memory");
     return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
+}
+
+// A platform's memory quota passed ("Error R14 (Memory quota exceeded)"): by itself a warning, since
+// the platform lets the process run on (swapping) until it decides to kill it; a kill right after it
+// is the platform's memory kill (Classifier::killed_over_quota).
+bool memory_quota_exceeded(std::string_view s) {
+    return has(s, "emory quota") && has(s, "xceeded");
+}
+
+// Kubernetes' and docker's OOMKilled, not docker inspect's "OOMKilled": false.
+bool oom_killed(std::string_view s) {
+    for (size_t at = s.find("OOMKilled"); at != std::string_view::npos; at = s.find("OOMKilled", at + 1)) {
+        std::string_view rest = s.substr(at + std::strlen("OOMKilled"));
+        rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of("\"\': =")));
+        if (!rest.starts_with("false") && !rest.starts_with("False")) return true;
+    }
+    return false;
+}
+
+// A scheduler's or container runtime's record of how a job or container ended, naming a memory kill:
+// Slurm's state OUT_OF_MEMORY, Kubernetes' OOMKilled. Both count an OOM kill of any of its processes,
+// while the exit code they show is the main process's: "State: OUT_OF_MEMORY (exit code 0)".
+bool memory_end_state(std::string_view s) {
+    return state_word(s, "OUT_OF_ME") || oom_killed(s);
 }
 
 // The leading count of "2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers
@@ -366,12 +455,7 @@ bool framework_memory_monitor(std::string_view s) {
         ray_summary_counts_kills(s))
         return true;
     if (has(s, "exceeded") && has(s, "memory budget") && !has(s, "exceeded 0% memory budget")) return true;  // 0%: misconfigured
-    for (size_t at = s.find("OOMKilled"); at != std::string_view::npos; at = s.find("OOMKilled", at + 1)) {
-        std::string_view rest = s.substr(at + std::strlen("OOMKilled"));
-        rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of("\"\': =")));
-        if (!rest.starts_with("false") && !rest.starts_with("False")) return true;
-    }
-    return has(s, "container oom") || (has(s, "systemd-oomd") && has(s, "Killed")) ||
+    return oom_killed(s) || has(s, "container oom") || (has(s, "systemd-oomd") && has(s, "Killed")) ||
            has(s, "low on resource: memory") ||
            (has(s, "beyond") && has(s, "memory limits")) || has(s, "for exceeding memory limits") ||
            has(s, "session crashed after using all available RAM");
@@ -389,17 +473,50 @@ constexpr std::string_view kFailurePhrases[] = {
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
     "esource exhausted", "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
     "ALLOCATION_FAILURE"};
-// Lines about other limits (a kernel launch's or compiler's resources, a disk, a JVM's heap cap), and
-// other families' records: the kernel's OOM kills and the NVIDIA driver's (see driver_verdict).
+// Lines about other limits (a kernel launch's or compiler's resources, a disk, a JVM's heap cap), a driver
+// that could not start (cuInit), TensorRT's builder timing tactics in its virtual memory buffer (it skips a
+// tactic whose workspace does not fit, and goes on), and other families' records: the kernel's OOM kills
+// and the NVIDIA driver's (see driver_verdict).
 constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
-    "SMEM", "tactic", "Tactic", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "mlock", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
+    "SMEM", "tactic", "Tactic", "virtualMemoryBuffer", "cuInit", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "mlock", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
     "oom_kill"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
+// A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
+constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe"};
 constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
     "terminat", "abort", "Abort"};
+
+// An allocation larger than this is a size bug (an overflow, an uninitialised length), not memory running
+// out: more than any GPU and nearly any host has ("Failed to allocate 7663872811008 bytes", 7 TiB).
+constexpr double kImplausibleBytes = 4.0 * 1024 * 1024 * 1024 * 1024;
+
+// The largest size with a unit in a line, in bytes (0 when none): "7663872811008 bytes", "2268047721628.89 MB".
+double largest_size(std::string_view s) {
+    constexpr std::pair<std::string_view, double> kUnits[] = {
+        {"bytes", 1}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
+        {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6},
+        {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15}, {"B", 1}};
+    double largest = 0;
+    for (size_t i = 0; i < s.size();) {
+        if (!is_digit(s[i]) || (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.'))) { ++i; continue; }
+        size_t j = i;
+        while (j < s.size() && (is_digit(s[j]) || s[j] == '.')) ++j;
+        size_t k = j;
+        while (k < s.size() && s[k] == ' ') ++k;
+        const std::string_view unit = s.substr(k, 6);
+        for (const auto& [name, scale] : kUnits) {
+            if (!unit.starts_with(name) || (unit.size() > name.size() && std::isalpha(static_cast<unsigned char>(unit[name.size()]))))
+                continue;
+            largest = std::max(largest, std::strtod(std::string(s.substr(i, j - i)).c_str(), nullptr) * scale);
+            break;
+        }
+        i = j;
+    }
+    return largest;
+}
 
 // "2830172160", "100.00 MiB", "4 GB", "2268047721628.89 MB": a number of at least 4 digits or one with a unit.
 bool has_size(std::string_view s) {
@@ -441,9 +558,10 @@ bool request_exceeds_memory(std::string_view s) {
 
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || any_of(s, kWarning) || looks_like_code(s))
+        any_of(s, kNotAnAllocation) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
     if (any_of(s, kAdvice) && !has(s, "rror")) return false;  // a hint, unless an error carries it
+    if (largest_size(s) > kImplausibleBytes) return false;
     return has_size(s) || any_of(s, kFailureContext);
 }
 
@@ -484,6 +602,7 @@ const std::array kMessageRules = {
          }},
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryClass), Kind::cuda_allocator, cuda_allocator},
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCaps) | bit(kMemoryAllocation), Kind::cuda_runtime, cuda_runtime},
+    Rule{bit(kMemCreate) | bit(kMemCreateSnake) | bit(kAllocLower) | bit(kAllocCapital), Kind::cuda_runtime, cuda_status_two},
     Rule{bit(kAllocFailed), Kind::cublas, [](std::string_view s) { return has(s, "CUBLAS_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kAllocFailed), Kind::cudnn, [](std::string_view s) { return has(s, "CUDNN_STATUS_ALLOC_FAILED"); }},
     Rule{bit(kOutOfMemory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
@@ -501,7 +620,7 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
-    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold), Kind::monitor_kill, batch_memory_limit},
+    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam),
          Kind::monitor_kill, framework_memory_monitor},
@@ -668,7 +787,7 @@ void Classifier::mark_step(long long step) {
     training_ = true;
     if (step_ == step) return;
     step_ = step;
-    for (auto* evidence : {&message_, &sign_, &nvrm_, &error_, &last_error_, &sign_cause_}) {
+    for (auto* evidence : {&message_, &sign_, &nvrm_, &error_, &last_error_, &sign_cause_, &memory_end_, &over_quota_}) {
         if (*evidence && ++(*evidence)->steps_after >= kSurvivalSteps) evidence->reset();
     }
 }
@@ -679,11 +798,64 @@ bool Classifier::feed(std::string_view line) {
     const std::string_view text = window.empty() ? line : std::string_view(window);
     const Bits found = anchors_.find(text);
     if (found) note_context(found, text);
+    if (auto decided = found ? killed_over_quota(text, found) : std::nullopt) {
+        remember_tail(text);
+        return *decided;
+    }
     auto evidence = found ? match(text, found) : std::nullopt;
-    bool decided = evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found);
+    note_engine_failure(text, evidence && evidence->kind == Kind::engine_allocator);
+    const bool end_state = evidence && evidence->kind == Kind::monitor_kill && !memory_end_ && memory_end_state(text);
+    if (end_state) memory_end_ = Evidence{evidence->kind, evidence->strength, evidence_text(text), lines_, training_, 0};
+    bool decided = (evidence ? record(std::move(*evidence), line) : consider_wrapped(text, found)) || end_state;
     if (!evidence && !decided && found) decided = note_other(found, text);
     remember_tail(text);
     return decided;
+}
+
+// A platform's kill right after it said the memory quota was exceeded (Heroku's "Error R15 (Memory quota
+// vastly exceeded)", then "Stopping process with SIGKILL"): the quota notice says why. nullopt when
+// this line is no such kill; else it was recorded as the platform's memory kill, and whether it decides.
+std::optional<bool> Classifier::killed_over_quota(std::string_view line, Bits found) {
+    if ((found & bit(kExceeded)) && memory_quota_exceeded(line)) {
+        over_quota_ = Evidence{Kind::monitor_kill, Strength::message, evidence_text(line), lines_, training_, 0};
+        return std::nullopt;
+    }
+    if (!over_quota_ || lines_ - over_quota_->line > kRetryLines) return std::nullopt;
+    if (!(found & bit(kSigkill)) && !sigkill_sign(line, found)) return std::nullopt;
+    Evidence kill = *over_quota_;
+    kill.line = lines_;
+    over_quota_.reset();
+    const std::string shown = kill.text + " | " + std::string(line);
+    return record(std::move(kill), shown);
+}
+
+// Follows the sizes of an engine's allocation failures, read from the failure's line or its record's next
+// lines ("radv/amdgpu: Failed to allocate a buffer:", then "radv/amdgpu:    size      : 10767560704 bytes").
+// A program that asked for less each time and then printed more than the failure's record got a buffer and
+// went on: it was probing for the largest it can get (memtest_vulkan). A recovery, as a caught OOM is; a
+// probe that the output ends on (TensorFlow shrinking its first allocation on a GPU another process holds)
+// is not known to have succeeded.
+void Classifier::note_engine_failure(std::string_view line, bool is_failure) {
+    if (is_failure) {
+        previous_failure_ = failure_;
+        failure_ = Failure{lines_, largest_size(line)};
+        asked_for_less_ = false;
+    } else if (failure_ && failure_->bytes == 0 && lines_ - failure_->line <= kDetailLines) {
+        failure_->bytes = largest_size(line);
+    } else {
+        if (asked_for_less_ && lines_ - failure_->line > kDetailLines) {
+            recovered_at_ = lines_ - 1;  // the probe's end: this line, an error or more output, comes after it
+            died_after_recovery_ = false;
+            asked_for_less_ = false;
+        }
+        return;
+    }
+    note_smaller_request();
+}
+
+void Classifier::note_smaller_request() {
+    if (!failure_ || !previous_failure_ || failure_->bytes == 0 || previous_failure_->bytes == 0) return;
+    asked_for_less_ = failure_->line - previous_failure_->line <= kRetryLines && failure_->bytes < previous_failure_->bytes;
 }
 
 // The driver's allocation failure and other errors: neither decides by itself (see verdict()).
@@ -694,7 +866,7 @@ bool Classifier::note_other(Bits found, std::string_view line) {
         nvrm_ = Evidence{Kind::unified_memory, Strength::sign, evidence_text(line), lines_, training_, 0};
         return !message_ && !sign_;
     }
-    if ((found & kErrorAnchors) && error_line(line)) {
+    if (((found & kErrorAnchors) && error_line(line)) || ((found & kTimeoutAnchors) && timeout_reported(line))) {
         if (recovered_at_ && lines_ > *recovered_at_) died_after_recovery_ = true;
         Evidence error{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
         if (!error_) error_ = error;
@@ -790,7 +962,7 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
             e.kind = Kind::dataloader_fork;
         return e;
     }
-    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult) | bit(kMemInfo))) && kernel_record(text)) {
+    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult) | bit(kMemInfo) | bit(kOomKillFrame))) && kernel_record(text)) {
         e.kind = has(text, "Memory cgroup") || has(text, "CONSTRAINT_MEMCG") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
         return e;
     }
@@ -806,6 +978,11 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
 }
 
 Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel) const {
+    if (exit.succeeded() && memory_end_)
+        return oom_verdict(memory_end_->kind, Confidence::certain, memory_end_->in_training, memory_end_->text, memory_end_->line,
+                           "the exit code was 0, but the record of the end names a memory kill " + when(*memory_end_) +
+                               ": the scheduler or container runtime counts the OOM kill of any of its processes, while "
+                               "the exit code is the main process's");
     if (exit.succeeded()) return not_oom("the trainer exited with code 0");
     // A caught OOM (or the allocator message the trainer caught) with nothing after it that says the
     // trainer died, and no exit status to say so: it went on.
@@ -823,15 +1000,22 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     }
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
-    if (termination_) return not_oom(killed + " after a stop from outside (" + *termination_ + "), not by the OOM killer");
+    if (termination_) {
+        Verdict stopped = not_oom(killed + " after a stop from outside (" + *termination_ + "), not by the OOM killer");
+        stopped.competing_cause = termination_;
+        return stopped;
+    }
     // What came just before the kill decides: another error there, not memory, is the likely cause
     // (a launcher or engine that kills its own tree after a failure).
     const auto& competing = sign_ ? sign_cause_
                             : last_error_ && lines_ - last_error_->line <= kCompetingLines ? last_error_ : std::nullopt;
-    if (competing)
-        return not_oom(killed + " " + std::to_string((sign_ ? sign_->line : lines_) - competing->line) +
-                       " lines after another error (line " + std::to_string(competing->line) + ": " + competing->text +
-                       "): that error, not the OOM killer, is the likely cause");
+    if (competing) {
+        Verdict other = not_oom(killed + " " + std::to_string((sign_ ? sign_->line : lines_) - competing->line) +
+                                " lines after another error (line " + std::to_string(competing->line) + ": " +
+                                competing->text + "): that error, not the OOM killer, is the likely cause");
+        other.competing_cause = competing->text;
+        return other;
+    }
     if (auto driver = driver_verdict(exit, kernel, killed)) return *driver;
     if (auto suggested = kernel_suggests(killed, kernel, training_)) return *suggested;
     if (kernel.could_have_seen_a_kill())

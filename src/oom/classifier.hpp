@@ -107,6 +107,9 @@ struct Verdict {
     std::string evidence;                  // the deciding output line or kernel record; may be empty
     std::optional<long long> evidence_line;  // 1-based count of fed lines, when a line decided
     std::string reason;                    // one sentence for people
+    // Set when a SIGKILL was put down to something other than memory: the stop from outside or the
+    // earlier error just before it that decided (not in the JSON; judge_death respects it).
+    std::optional<std::string> competing_cause;
 };
 // {"oom", "kind", "phase", "confidence", "evidence", "line", "reason"}; absent values are null.
 void to_json(nlohmann::json& out, const Verdict& verdict);
@@ -115,7 +118,8 @@ class Classifier {
 public:
     Classifier();
 
-    // One line of output (no '\n' or '\r'). Returns true when it became the deciding evidence.
+    // One line of output (no '\n' or '\r'). Returns true when it became the deciding evidence (for an exit 0,
+    // the end state that decides it).
     // Work per line is bounded: long lines are examined in their first 16 KiB and last 1 KiB.
     bool feed(std::string_view line);
     // The supervisor's step tracker saw the first training step: later evidence is mid-training.
@@ -130,7 +134,8 @@ public:
     const std::optional<std::string>& stopped_by() const { return termination_; }
     long long lines_seen() const { return lines_; }
 
-    // The decision. A trainer that exited 0 is never OOM. The driver's NVRM allocation failures
+    // The decision. A trainer that exited 0 is not OOM, unless a scheduler's or container runtime's record
+    // of the end names a memory kill (memory_end_). The driver's NVRM allocation failures
     // (kernel.nvrm_records, or such lines in the output) decide only a death nothing else explains:
     // a SIGKILL, or a death whose output shows no other error. A SIGKILL is OOM only without a
     // competing cause: an error in the 20 lines before it, or a stop from outside (stopped_by()).
@@ -155,6 +160,9 @@ private:
     void remember_tail(std::string_view line);
     void note_context(LiteralSet::Bits found, std::string_view line);
     bool note_other(LiteralSet::Bits found, std::string_view line);
+    std::optional<bool> killed_over_quota(std::string_view line, LiteralSet::Bits found);
+    void note_engine_failure(std::string_view line, bool is_failure);
+    void note_smaller_request();
     std::optional<Verdict> driver_verdict(const ExitStatus& exit, const KernelEvidence& kernel,
                                           const std::optional<std::string>& killed) const;
 
@@ -168,7 +176,15 @@ private:
     std::optional<Evidence> error_;    // the first other error in the output (a traceback, an exception, a crash)
     std::optional<Evidence> last_error_;  // the latest such error line (not a traceback's header)
     std::optional<Evidence> sign_cause_;  // an error just before the first SIGKILL sign: a competing cause
+    std::optional<Evidence> memory_end_;  // a scheduler's or runtime's end state naming a memory kill (OUT_OF_MEMORY, OOMKilled)
+    std::optional<Evidence> over_quota_;  // the latest "memory quota exceeded": a kill right after it is for memory
     std::optional<long long> recovered_at_;  // the line of the latest caught OOM (a recovery attempt)
+    struct Failure {
+        long long line = 0;
+        double bytes = 0;  // the size it asked for; 0 until read (on its line or the record's next lines)
+    };
+    std::optional<Failure> failure_, previous_failure_;  // the latest two engine allocation failures
+    bool asked_for_less_ = false;  // the latest failure asked for less than the one before: a probe
     bool died_after_recovery_ = false;        // an error or a kill sign after it
     std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence

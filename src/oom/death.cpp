@@ -12,7 +12,7 @@ bool under_memory_pressure(const std::vector<MemoryReading>& recent) {
 
 Verdict judge_death(Verdict verdict, const ExitStatus& status, const std::vector<MemoryReading>& recent,
                     bool training_started) {
-    if (verdict.oom || !status.sigkill() || !under_memory_pressure(recent)) return verdict;
+    if (verdict.oom || verdict.competing_cause || !status.sigkill() || !under_memory_pressure(recent)) return verdict;
     verdict.oom = true;
     verdict.kind = Kind::sigkill_probable;
     verdict.confidence = Confidence::probable;

@@ -20,7 +20,9 @@ constexpr double kPressureFraction = 0.05;  // MemAvailable under 5% of MemTotal
 bool under_memory_pressure(const std::vector<MemoryReading>& recent);
 
 // The verdict from the output and the kernel, made sigkill-probable (confidence probable) when it
-// found no OOM, the trainer died of SIGKILL and memory was under pressure; otherwise unchanged.
+// found no OOM, the trainer died of SIGKILL and memory was under pressure; otherwise unchanged. A
+// SIGKILL the classifier put down to a competing cause (a stop from outside, an error just before it)
+// stays so: a pool that was low as well does not make that kill the OOM killer's.
 Verdict judge_death(Verdict verdict, const ExitStatus& status, const std::vector<MemoryReading>& recent,
                     bool training_started);
 

@@ -144,6 +144,25 @@ TEST_CASE("a trainer that exited 0 is never OOM", "[classifier]") {
     CHECK_FALSE(v.phase);
 }
 
+TEST_CASE("an exit 0 whose scheduler or runtime recorded a memory kill as the end is OOM", "[classifier][families]") {
+    // Slurm and Kubernetes count an OOM kill of any of the job's processes; the exit code is the main one's.
+    for (const std::vector<std::string>& lines : std::vector<std::vector<std::string>>{
+             {"slurmstepd: error: Detected 1 oom_kill event in StepId=65.batch. Some of the step tasks have been OOM Killed.",
+              "State: OUT_OF_MEMORY (exit code 0)"},
+             {"State:          Terminated", "  Reason:       OOMKilled", "  Exit Code:    0"},
+             {"status: terminated,exitCode: 0,reason: OOMKilled,startedAt: 2020-08-12T07:45:50Z"}}) {
+        INFO(lines.front());
+        const Verdict v = classify(lines, ExitStatus::exited(0));
+        CHECK(v.kind == Kind::monitor_kill);
+        CHECK(v.reason.find("exit code was 0") != std::string::npos);
+    }
+    // Other memory words in a run that exited 0 do not: the monitor's kill was not the end.
+    CHECK_FALSE(classify({"slurmstepd: error: Detected 1 oom_kill event in StepId=65.batch."}, ExitStatus::exited(0)).oom);
+    CHECK_FALSE(classify({"ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."},
+                         ExitStatus::exited(0)).oom);
+    CHECK_FALSE(classify({"            \"OOMKilled\": false,"}, ExitStatus::exited(0)).oom);
+}
+
 TEST_CASE("phase: load before the first training step, train after", "[classifier]") {
     Classifier c;
     c.feed("Loading checkpoint shards: 100%|██████████| 2/2 [00:05<00:00,  2.5s/it]");
@@ -511,6 +530,8 @@ TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said 
              "1050981.0   dbrown   11/7  23:48 Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000.",
              "have been killed by an out-of-memory condition. Your job has used more RAM than asked for. This",
              "The node was low on resource: memory. Container trainer was using 30Gi, which exceeds its request of 0.",
+             "Memory limit of 5120 MiB exceeded with 5261 MiB used.",
+             "\tError from slot1_9@worker-0574: Job has gone over memory limit of 4096 megabytes. Peak usage: 4088 megabytes.",
          }) {
         INFO(line);
         CHECK(classify({line}, unknown).kind == Kind::monitor_kill);
@@ -524,16 +545,28 @@ TEST_CASE("the monitor family: a scheduler's or framework's memory monitor said 
              "            \"OOMKilled\": false,",
              "distributed.nanny.memory - WARNING - Worker tls://10.0.0.1:1 (pid=129) exceeded 0% memory budget. Restarting...",
              "Refer to the documentation on how to address the out of memory issue",
+             "heroku[web.1]: Error R14 (Memory quota exceeded)",
+             "Disk quota exceeded",
          }) {
         INFO(line);
         CHECK_FALSE(classify({line}, unknown).oom);
     }
+    // A quota is a warning the platform lets a process run on past; its kill right after it is for memory.
+    const Verdict quota = classify({"heroku[web.1]: Process running mem=1280M(250.0%)", "heroku[web.1]: Error R15 (Memory quota vastly exceeded)",
+                                    "heroku[web.1]: Stopping process with SIGKILL"}, unknown);
+    CHECK(quota.kind == Kind::monitor_kill);
+    CHECK(quota.evidence.find("Memory quota vastly exceeded") != std::string::npos);
+    CHECK(classify({"Error R14 (Memory quota exceeded)", "Process exited with status 137"}, unknown).kind == Kind::monitor_kill);
+    std::vector<std::string> long_after = {"Error R14 (Memory quota exceeded)"};
+    for (int i = 0; i < 10; ++i) long_after.push_back("at=info method=GET path=\"/\" status=200");
+    long_after.push_back("Stopping process with SIGKILL");
+    CHECK_FALSE(classify(long_after, unknown).oom);
 }
 
 TEST_CASE("the library family's backstop: an engine's allocation failure in its own words", "[classifier][families]") {
     const auto unknown = ExitStatus::unknown();
     for (const std::string& line : std::vector<std::string>{
-             "ggml_aligned_malloc: insufficient memory (attempted to allocate 2268047721628.89 MB)",
+             "ggml_aligned_malloc: insufficient memory (attempted to allocate 22680.89 MB)",
              "Status Message: bfc_arena.cc:368 AllocateRawInternal Failed to allocate memory for requested buffer of size 2830172160",
              "CUDA Error: out of memory",
              "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory",
@@ -561,6 +594,13 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
              "22/11/10 13:59:15 | INFO | root | Failed (CUDA out of memory) on sequence hipAB-900 of length 918.",
              "warning: failed to mlock 139264000-byte buffer (after previously locking 0 bytes): Cannot allocate memory",
              "ImportError: libgomp.so.1: cannot allocate memory in static TLS block",
+             // More than any GPU or nearly any host has: a size bug, not memory running out.
+             "Failed to allocate 7663872811008 bytes of memory",
+             "ggml_aligned_malloc: insufficient memory (attempted to allocate 2268047721628.89 MB)",
+             "what():  OpenCV(4.5.4) alloc.cpp:73: error: (-4:Insufficient memory) Failed to allocate 512956604754240 bytes",
+             // A driver that could not start allocated nothing; TensorRT's builder skips a tactic that does not fit.
+             "numba.cuda.cudadrv.driver.CudaAPIError: [2] Call to cuInit results in CUDA_ERROR_OUT_OF_MEMORY",
+             "[virtualMemoryBuffer.cpp::resizePhysical::144] Error Code 2: OutOfMemory (no further information)",
          }) {
         INFO(line);
         CHECK(classify({line}, unknown).kind != Kind::engine_allocator);
@@ -573,6 +613,38 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
                           "WARNING: [TRT]: Skipping tactic 3 due to insufficient memory on requested size of 4294967296"},
                          unknown).oom);
     CHECK(kind_of("XPU out of memory. Tried to allocate 2.00 GiB") == Kind::xpu);
+    CHECK(kind_of("Failed to allocate 76638728 bytes of memory") == Kind::engine_allocator);
+    // A guess at the cause, error or not, is no allocation's failure (here a SIGKILL sign, decided as one).
+    CHECK(classify({"[2025-09-22 00:34:39 +0000] [1] [ERROR] Worker (pid:25) was sent SIGKILL! Perhaps out of memory?"}, unknown).kind ==
+          Kind::sigkill_probable);
+    // A CUDA status 2 by number from an allocation call is CUDA_ERROR_OUT_OF_MEMORY / cudaErrorMemoryAllocation.
+    CHECK(kind_of("[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103 (5)") ==
+          Kind::cuda_runtime);
+    CHECK(kind_of("CUDA error 2 in cudaMalloc") == Kind::cuda_runtime);
+    CHECK(kind_of("CUDA error 20 in cudaMalloc") == Kind::none);
+    // A program that asks for less each time and then goes on was probing for the largest buffer it can get;
+    // one whose output ends on the probe, or that fails after it, died of it.
+    std::vector<std::string> probe = {"1: Bus=0x03:00 DevId=0x73DF   12GB AMD Radeon RX 6700 XT (RADV NAVI22)"};
+    for (long long size : {10767560704LL, 10348130304LL, 9928699904LL})
+        for (const std::string& line : {std::string("radv/amdgpu: Failed to allocate a buffer:"),
+                                        "radv/amdgpu:    size      : " + std::to_string(size) + " bytes",
+                                        std::string("radv/amdgpu:    alignment : 262144 bytes"), std::string("radv/amdgpu:    domains   : 4")})
+            probe.push_back(line);
+    CHECK(classify(probe, unknown).kind == Kind::engine_allocator);
+    probe.push_back("Standard 5-minute test of 1: Bus=0x03:00 DevId=0x73DF   12GB AMD Radeon RX 6700 XT (RADV NAVI22)");
+    probe.push_back("      1 iteration. Passed  0.0446 seconds  written:    3.8GB 281.2GB/sec");
+    const Verdict probed = classify(probe, unknown);
+    CHECK_FALSE(probed.oom);
+    CHECK(probed.reason.find("went on") != std::string::npos);
+    CHECK(classify(probe, ExitStatus::exited(1)).oom);
+    std::vector<std::string> failed_after = probe;
+    failed_after.resize(probe.size() - 2);
+    failed_after.push_back("terminate called after throwing an instance of 'vk::OutOfDeviceMemoryError'");
+    CHECK(classify(failed_after, unknown).kind == Kind::engine_allocator);
+    const std::vector<std::string> same_size = {"failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)",
+                                                "failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)",
+                                                "step 1", "step 2 loss 0.5", "step 3 loss 0.4", "step 4 loss 0.3"};
+    CHECK(classify(same_size, unknown).oom);
     // Jetson's Tegra driver and its contiguous-memory pool are the driver's records, like NVRM's.
     for (const std::string& line : std::vector<std::string>{
              "kernel: nvgpu: 17000000.gpu nvgpu_dma_print_err:101  [INFO]  DMA alloc FAILED: [sysmem] size=257490944",
@@ -583,6 +655,10 @@ TEST_CASE("the library family's backstop: an engine's allocation failure in its 
     CHECK(kind_of("[  687.29] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=pt_main_thread,pid=42,uid=0") ==
           Kind::cgroup_oom_kill);
     CHECK(classify({"[Thu Mar 20 21:01:25 2025] Mem-Info:"}, unknown).kind == Kind::kernel_oom_kill);
+    // The OOM killer's own frame in a call trace, however the excerpt indents it; not a mention of the function.
+    CHECK(classify({"Feb 12 00:03:21 host kernel: [ 4175.554249]  oom_kill_process+0x22e/0x450"}, unknown).kind == Kind::kernel_oom_kill);
+    CHECK(classify({"[ 12.0] oom_kill_process+0x202/0x3c0"}, unknown).kind == Kind::kernel_oom_kill);
+    CHECK_FALSE(classify({"grep oom_kill_process /proc/kallsyms"}, unknown).oom);
 }
 
 TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before it", "[classifier][families]") {
@@ -608,20 +684,37 @@ TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before 
              {"reason=Evicted", "The node was low on resource: ephemeral-storage.", "exitCode 137"},
              {"signal: killed: context deadline exceeded"},
              {"    State:          Terminated", "      Reason:       Error", "      Exit Code:    137"},
+             {"The container sidecar did not stop cleanly when terminated (exit code 137)"},
+             {"            \"Err\": \"task: non-zero exit (137): dockerexec: unhealthy container\","},
          }) {
         INFO(lines.front());
         CHECK_FALSE(classify(lines, ExitStatus::unknown()).oom);
+        const Verdict killed = classify(lines, sigkill);
+        CHECK_FALSE(killed.oom);
+        CHECK(killed.reason.find("stop from outside") != std::string::npos);
     }
     for (const std::string& line : std::vector<std::string>{
              "fish: Job 1, 'python3 train.py' terminated by signal SIGKILL (Forced quit)",
              "Program terminated with signal SIGKILL, Killed.",
              "msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\"",
              "The kernel appears to have died. It will restart automatically.",
-             "=   EXIT CODE: 9"}) {
+             "=   EXIT CODE: 9",
+             "g++: fatal error: Killed signal terminated program cc1plus",
+             "  process didn't exit successfully: `rustc --crate-name http src/lib.rs --cap-lints allow` (signal: 9, SIGKILL: kill)",
+             "[2024-03-25 21:53:28 -0400] [11801] [ERROR] Worker (pid:12903) was sent SIGKILL! Perhaps out of memory?"}) {
         INFO(line);
         CHECK(classify({line}, ExitStatus::unknown()).kind == Kind::sigkill_probable);
     }
     CHECK_FALSE(classify({"W0629 api.py:851] Sending process 29734 closing signal SIGKILL"}, ExitStatus::unknown()).oom);
+    CHECK_FALSE(classify({"(signal: 90, SIGKILL: kill)"}, ExitStatus::unknown()).oom);
+    // A timeout reported as an error just before is the kill's cause: a parent killed its hung child. One
+    // that is only a setting is not.
+    const Verdict timed_out = classify({"[2024-03-25 21:53:27 -0400] [11801] [CRITICAL] WORKER TIMEOUT (pid:12903)",
+                                        "[2024-03-25 21:53:28 -0400] [11801] [ERROR] Worker (pid:12903) was sent SIGKILL! Perhaps out of memory?"},
+                                       ExitStatus::unknown());
+    CHECK_FALSE(timed_out.oom);
+    CHECK(timed_out.reason.find("WORKER TIMEOUT") != std::string::npos);
+    CHECK(classify({"NCCL timeout set to 1800 seconds", "Killed"}, ExitStatus::unknown()).kind == Kind::sigkill_probable);
     CHECK(classify({"Killed"}, sigkill).oom);
 }
 

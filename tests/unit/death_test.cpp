@@ -2,6 +2,9 @@
 
 #include "oom/death.hpp"
 
+#include <string>
+#include <vector>
+
 using namespace sg::oom;
 
 namespace {
@@ -50,4 +53,32 @@ TEST_CASE("a SIGKILL with memory to spare, or another death, stays what the evid
     CHECK(kept.confidence == Confidence::certain);
     CHECK(kept.phase == Phase::load);
     CHECK(kept.reason == "the kernel killed it");
+}
+
+TEST_CASE("a SIGKILL the classifier put down to a competing cause stays not OOM, however dry the pool", "[death]") {
+    const std::vector<MemoryReading> dry = {{128 * GB, 1 * GB}};
+    for (const std::vector<std::string>& lines : std::vector<std::vector<std::string>>{
+             {"FileNotFoundError: [Errno 2] No such file or directory: 'data.json'", "Killed"},
+             {"slurmstepd: error: *** JOB 42 ON node1 CANCELLED AT 2026-01-01T00:00:00 ***", "Killed"}}) {
+        INFO(lines.front());
+        Classifier classifier;
+        for (const auto& line : lines) classifier.feed(line);
+        const Verdict classified = classifier.verdict(ExitStatus::killed(9), KernelEvidence{});
+        REQUIRE_FALSE(classified.oom);
+        REQUIRE(classified.competing_cause);
+        const Verdict judged = judge_death(classified, ExitStatus::killed(9), dry, true);
+        CHECK_FALSE(judged.oom);
+        CHECK(judged.kind == Kind::none);
+        CHECK(judged.reason == classified.reason);
+    }
+    // Without one, the same dry pool decides a SIGKILL that the kernel's log did not explain (a killer in
+    // user space, systemd-oomd or earlyoom, leaves no kernel record).
+    KernelEvidence read_nothing;
+    read_nothing.kernel_log_read = true;
+    Classifier silent;
+    silent.feed("step 12 loss 0.8");
+    const Verdict unexplained = silent.verdict(ExitStatus::killed(9), read_nothing);
+    REQUIRE_FALSE(unexplained.oom);
+    CHECK_FALSE(unexplained.competing_cause);
+    CHECK(judge_death(unexplained, ExitStatus::killed(9), dry, true).oom);
 }
