@@ -151,8 +151,8 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed
 // or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 251/254 recall,
 // 15/209 false alarms, with round 5 in dev (scored held-back at 33/42, 9/44; 241/255 and 24/208 when it
-// joined); held-back, round 6 (103 logs from 103 projects, collected after those rules were written,
-// scored once): 47/54 recall, 6/49 false alarms.
+// joined); held-back, rounds 6 and 7 (179 logs from 177 projects, collected after those rules were
+// written, each scored once): 84/99 recall, 13/80 false alarms (round 6: 47/54, 6/49; round 7: 37/45, 7/31).
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -167,12 +167,12 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
     INFO(text);
     CHECK(dev.all_recall.rate() >= 0.988);
     CHECK(dev.all_false_alarm.rate() <= 0.072);
-    CHECK(held.all_recall.rate() >= 0.87);
-    CHECK(held.all_false_alarm.rate() <= 0.123);
+    CHECK(held.all_recall.rate() >= 0.848);
+    CHECK(held.all_false_alarm.rate() <= 0.163);
 }
 
-// [!mayfail]: issue 14's targets on the held-back set are not met yet (round 6: recall 87%, false
-// alarms 12%; round 5 had 79%, 20%): reported, not enforced.
+// [!mayfail]: issue 14's targets on the held-back set are not met yet (rounds 6 and 7: recall 85%,
+// false alarms 16%; round 5 had 79%, 20%): reported, not enforced.
 TEST_CASE("the held-back set reaches recall 90% and false alarms 5%, in every family", "[classifier][families][!mayfail]") {
     const Score held = score(manifest(), "held");
     CHECK(held.all_recall.rate() >= kRecallTarget);
