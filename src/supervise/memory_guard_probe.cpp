@@ -106,4 +106,19 @@ nlohmann::json MemoryGuardProbe::measured() const {
     return m;
 }
 
+std::unique_ptr<MemoryGuardProbe> arm_memory_guard(double floor_bytes, const EventLog& events, int attempt, Session& session,
+                                                   std::optional<oom::KernelWatch>& watch, AttemptSpec& spec) {
+    MemoryGuardProbe::Hooks hooks{[&session](const std::string& reason) { session.kill_now(reason); },
+                                  [&watch]() -> std::optional<std::string> {
+                                      if (!watch) return std::nullopt;
+                                      watch->poll();
+                                      return watch->nvrm_no_memory();
+                                  }};
+    auto guard = std::make_unique<MemoryGuardProbe>(oom::guard_settings(floor_bytes), events, attempt, std::move(hooks));
+    MemoryGuardProbe* probe = guard.get();
+    spec.sampler = [probe] { return probe->sample(); };
+    spec.sampler_wake_fd = probe->wake_fd();
+    return guard;
+}
+
 }  // namespace sg

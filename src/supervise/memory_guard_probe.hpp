@@ -10,8 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
+
+#include "oom/kernel_watch.hpp"
 #include "oom/memory_guard.hpp"
 #include "report/event_log.hpp"
+#include "supervise/session.hpp"
 
 namespace sg {
 
@@ -50,6 +54,12 @@ private:
     std::optional<nlohmann::json> fired_;
     std::string evidence_;
 };
+
+// The guard for one attempt on `session`, installed as `spec`'s sampler: it kills the attempt's
+// whole tree at once, and asks `watch` (the attempt's kernel log, once started) for the driver's
+// NV_ERR_NO_MEMORY record.
+std::unique_ptr<MemoryGuardProbe> arm_memory_guard(double floor_bytes, const EventLog& events, int attempt, Session& session,
+                                                   std::optional<oom::KernelWatch>& watch, AttemptSpec& spec);
 
 // Keeps sparkguard's own pages in memory (mlockall), best effort: root locks what it maps later
 // too; anyone else what is mapped now, as it is touched (RLIMIT_MEMLOCK would fail later maps).

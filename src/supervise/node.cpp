@@ -81,15 +81,7 @@ public:
         spec_.oom_score_adj = kTrainerOomScoreAdj;
         if (floor_) {
             lock_own_memory();
-            MemoryGuardProbe::Hooks hooks{[this](const std::string& reason) { session_.kill_now(reason); },
-                                          [this]() -> std::optional<std::string> {
-                                              if (!watch_) return std::nullopt;
-                                              watch_->poll();
-                                              return watch_->nvrm_no_memory();
-                                          }};
-            guard_ = std::make_unique<MemoryGuardProbe>(oom::guard_settings(*floor_), events_, attempt_, std::move(hooks));
-            spec_.sampler = [this] { return guard_->sample(); };
-            spec_.sampler_wake_fd = guard_->wake_fd();
+            guard_ = arm_memory_guard(*floor_, events_, attempt_, session_, watch_, spec_);
         }
         events_.write("node-start", {{"attempt", attempt_}, {"host", host_}, {"argv", spec_.argv}, {"platform", platform},
                                      {"memory_floor_gb", floor_ ? json(*floor_ / kGB) : json()}});

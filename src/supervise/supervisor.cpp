@@ -811,15 +811,7 @@ private:
     void arm_memory_guard(int attempt) {
         guard_.reset();
         if (!memory_floor_) return;
-        MemoryGuardProbe::Hooks hooks{[this](const std::string& reason) { session_.kill_now(reason); },
-                                      [this]() -> std::optional<std::string> {
-                                          if (!watch_) return std::nullopt;
-                                          watch_->poll();
-                                          return watch_->nvrm_no_memory();
-                                      }};
-        guard_ = std::make_unique<MemoryGuardProbe>(oom::guard_settings(*memory_floor_), events_, attempt, std::move(hooks));
-        spec_.sampler = [this] { return guard_->sample(); };
-        spec_.sampler_wake_fd = guard_->wake_fd();
+        guard_ = sg::arm_memory_guard(*memory_floor_, events_, attempt, session_, watch_, spec_);
     }
 
     int end_guarded(AttemptRecord& record) {
