@@ -8,17 +8,13 @@
 
 #include "util/clock.hpp"
 #include "util/files.hpp"
+#include "util/paths.hpp"
 
 namespace sg::accounting {
 
 namespace fs = std::filesystem;
 
-fs::path history_path() {
-    const char* state = std::getenv("XDG_STATE_HOME");
-    const char* home = std::getenv("HOME");
-    const fs::path base = state && *state ? fs::path(state) : fs::path(home && *home ? home : ".") / ".local" / "state";
-    return base / "sparkguard" / "history.jsonl";
-}
+fs::path history_path() { return user_state_dir() / "history.jsonl"; }
 
 HistoryFile read_history(const fs::path& file) {
     std::error_code ec;

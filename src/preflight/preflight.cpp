@@ -39,16 +39,6 @@ std::map<std::string, std::string> environment() {
     return env;
 }
 
-std::vector<ConfigText> read_configs(const std::vector<std::string>& command) {
-    std::vector<ConfigText> configs;
-    for (const auto& path : config_file_arguments(command)) {
-        std::error_code ec;
-        if (!fs::is_regular_file(path, ec)) continue;
-        if (auto text = read_file_prefix(path, kConfigLimit)) configs.emplace_back(path, std::move(*text));
-    }
-    return configs;
-}
-
 bool names_a_workload(const std::optional<accounting::PlanRequest>& workload) {
     return workload && (workload->model || workload->params);
 }
@@ -82,6 +72,16 @@ bool is_unified_platform(std::string_view platform) {
     return !platform.empty() && platform != "cpu-only" && platform != "generic-nvidia";
 }
 
+std::vector<ConfigText> read_config_files(const std::vector<std::string>& command) {
+    std::vector<ConfigText> configs;
+    for (const auto& path : config_file_arguments(command)) {
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec)) continue;
+        if (auto text = read_file_prefix(path, kConfigLimit)) configs.emplace_back(path, std::move(*text));
+    }
+    return configs;
+}
+
 PreflightReadings read_preflight(const PreflightRequest& request) {
     PreflightReadings r;
     r.machine = accounting::read_machine();
@@ -99,7 +99,7 @@ PreflightReadings read_preflight(const PreflightRequest& request) {
     }
     r.tenants = find_tenants(!r.machine.gpus.gpus.empty(), &r.tenants_problem);
     r.container = judge_container(read_container_evidence());
-    r.cluster = read_cluster_settings(request.command, environment(), read_configs(request.command));
+    r.cluster = read_cluster_settings(request.command, environment(), read_config_files(request.command));
     r.disk = read_checkpoint_disk(request.command);
     r.drop_caches_blocker = sg::drop_caches_blocker();
     r.shm_size = read_shm_size();

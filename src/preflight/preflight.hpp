@@ -65,6 +65,10 @@ PreflightReadings read_preflight(const PreflightRequest& request);
 std::map<std::string, Check> run_checks(const PreflightReadings& readings);
 nlohmann::json build_env_report(const PreflightReadings& readings);
 
+// The config files the command names (config_file_arguments), each read up to 1 MiB; files that
+// are not there or not readable are left out.
+std::vector<ConfigText> read_config_files(const std::vector<std::string>& command);
+
 // read_preflight then build_env_report.
 nlohmann::json run_preflight(const PreflightRequest& request);
 

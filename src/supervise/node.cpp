@@ -38,12 +38,9 @@ constexpr double kGB = 1e9;
 // before every launch, is what a shared filesystem shows), else a directory of this node's own.
 fs::path choose_node_dir(const std::optional<fs::path>& run_dir, const std::string& host) {
     if (run_dir && fs::exists(*run_dir / "state.json")) return node_dir(*run_dir, host);
-    const char* state = std::getenv("XDG_STATE_HOME");
-    const char* home = std::getenv("HOME");
-    const fs::path base = state && *state ? fs::path(state) : fs::path(home && *home ? home : "/tmp") / ".local" / "state";
     const char* job = std::getenv("SLURM_JOB_ID");
     const std::string run = run_dir ? run_dir->filename().string() : "job-" + std::string(job ? job : "none");
-    const fs::path local = base / "sparkguard" / "nodes" / run / host;
+    const fs::path local = user_state_dir() / "nodes" / run / host;
     // Named once, on stderr: the top-level run cannot collect what it cannot see.
     std::cerr << "sparkguard-node: " << host << ": files in " << local.string() << " on this node ("
               << (run_dir ? run_dir->string() + " is not on this node" : std::string("no --run-dir")) << ")\n";
@@ -192,6 +189,11 @@ private:
 
 }  // namespace
 
+std::string own_path() {
+    const fs::path self = executable_path();
+    return self.empty() ? "sparkguard" : self.string();
+}
+
 std::string node_name() {
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
@@ -233,8 +235,7 @@ std::optional<NodeBudget> parse_node_probe(std::string_view line) {
 }
 
 Result<std::vector<NodeBudget>> probe_node_budgets(const std::vector<std::string>& command, double timeout_seconds) {
-    const fs::path self = executable_path();
-    const auto argv = srun_probe_command(command, {self.empty() ? "sparkguard" : self.string(), "node", "--probe"});
+    const auto argv = srun_probe_command(command, {own_path(), "node", "--probe"});
     if (argv.empty()) return make_error("the command has no srun");
     auto ran = capture_output(argv, timeout_seconds);
     if (!ran) return make_error(ran.error().message);

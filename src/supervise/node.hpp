@@ -54,6 +54,9 @@ std::optional<NodeBudget> parse_node_probe(std::string_view line);
 // answered nothing).
 Result<std::vector<NodeBudget>> probe_node_budgets(const std::vector<std::string>& command, double timeout_seconds);
 
+// This sparkguard's own path (what `run` puts before "node" on every node), else "sparkguard".
+std::string own_path();
+
 // This machine's name as Slurm knows it (the UTS hostname, up to the first dot).
 std::string node_name();
 

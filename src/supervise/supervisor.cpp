@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <regex>
@@ -25,7 +26,6 @@
 #include "report/event_log.hpp"
 #include "report/run_dir.hpp"
 #include "report/run_dir_reader.hpp"
-#include "telemetry/telemetry_summary.hpp"
 #include "report/run_report.hpp"
 #include "report/train_log.hpp"
 #include "supervise/drop_caches.hpp"
@@ -45,11 +45,11 @@
 #include "preflight/preflight.hpp"
 #include "telemetry/meminfo.hpp"
 #include "telemetry/step_tracker.hpp"
+#include "telemetry/telemetry_summary.hpp"
 #include "util/clock.hpp"
 #include "util/errors.hpp"
 #include "util/files.hpp"
 #include "util/log.hpp"
-#include "util/paths.hpp"
 #include "util/strings.hpp"
 
 namespace sg {
@@ -247,10 +247,8 @@ public:
     // share its pool. The plan's assumptions say which.
     accounting::Plan per_rank(accounting::Plan plan) {
         const SrunLayout srun = srun_layout(options_.command);
-        std::vector<preflight::ConfigText> configs;
-        for (const auto& file : preflight::config_file_arguments(options_.command))
-            if (auto text = read_file(file)) configs.emplace_back(file, *text);
-        const preflight::ClusterSettings cluster = preflight::read_cluster_settings(options_.command, {}, configs);
+        const preflight::ClusterSettings cluster =
+            preflight::read_cluster_settings(options_.command, {}, preflight::read_config_files(options_.command));
         const long long local = cluster.local_world_size.value_or(1);  // torchrun's --nproc_per_node
         long long per_node = srun.tasks_per_node.value_or(1);
         if (!srun.tasks_per_node && srun.tasks && srun.nodes) per_node = (*srun.tasks + *srun.nodes - 1) / *srun.nodes;
@@ -620,10 +618,9 @@ private:
         if (!verdict.oom && record.argv != options_.command)
             if (auto refused = argument_error(last_output_lines(40))) return end_refused(record, exit, *refused);
         if (diagnosis.srun_cause) note_srun_cause(record, *diagnosis.srun_cause, exit);
-        if (diagnosis.node_report && verdict.evidence == diagnosis.node_report->line) {  // the node's account decided
-            if (record.node != diagnosis.node_report->node) record.rank.reset();
-            record.node = diagnosis.node_report->node;
-            if (diagnosis.node_report->task) record.rank = diagnosis.node_report->task;
+        if (const auto& r = diagnosis.node_report; r && verdict.evidence == r->line) {  // the node's account decided
+            if (r->task || record.node != r->node) record.rank = r->task;
+            record.node = r->node;
         }
         if (!verdict.oom && diagnosis.stopped_by) {
             // Slurm's time limit, scancel, a preemption: the step was stopped from outside. Nothing to
@@ -978,12 +975,12 @@ private:
 // Under srun, what every rank runs in front of its command: this sparkguard's `node`, writing into
 // the run directory (DESIGN.md section 9).
 std::vector<std::string> node_command(const RunDir& dir, const RunOptions& options) {
-    const fs::path self = executable_path();
-    std::vector<std::string> node = {self.empty() ? "sparkguard" : self.string(), "node", "--run-dir",
+    std::vector<std::string> node = {own_path(), "node", "--run-dir",
                                      fs::absolute(dir.path).lexically_normal().string()};
     if (options.memory_floor) node.insert(node.end(), {"--memory-floor", options.memory_floor->text()});
     if (options.thermal_interval != RunOptions{}.thermal_interval)
-        node.insert(node.end(), {"--thermal-interval", fixed(options.thermal_interval, 0)});
+        node.insert(node.end(), {"--thermal-interval", fixed(options.thermal_interval,
+                                                             options.thermal_interval == std::floor(options.thermal_interval) ? 0 : 3)});
     node.push_back("--");
     return node;
 }

@@ -20,6 +20,13 @@ fs::path user_config_dir() {
     return {};
 }
 
+fs::path user_state_dir() {
+    const char* state = std::getenv("XDG_STATE_HOME");
+    const char* home = std::getenv("HOME");
+    const fs::path base = state && *state ? fs::path(state) : fs::path(home && *home ? home : ".") / ".local" / "state";
+    return base / "sparkguard";
+}
+
 std::vector<fs::path> profile_dirs() {
     std::vector<fs::path> dirs;
     if (const char* env = std::getenv("SPARKGUARD_PROFILES"); env && *env)

@@ -20,4 +20,7 @@ std::filesystem::path executable_path();
 // $XDG_CONFIG_HOME/sparkguard, else ~/.config/sparkguard (empty when neither is set).
 std::filesystem::path user_config_dir();
 
+// $XDG_STATE_HOME/sparkguard, else ~/.local/state/sparkguard (./.local/state/sparkguard without HOME).
+std::filesystem::path user_state_dir();
+
 }  // namespace sg
