@@ -70,6 +70,7 @@ enum Anchor : int {
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
     kOomKillFrame, kMemCreate, kMemCreateSnake, kUnhealthy, kTimeoutCaps, kTimeoutWord, kTimedOut,
+    kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -85,18 +86,21 @@ const std::vector<std::string> kAnchorTexts = {
     "Fatal Python error",
     "Out Of Memory", "kill event", "srun: error: ",
     "o allocate", "llocation failed", "alloc failed", "nsufficient ", "EXHAUSTED", "exhausted", "available memory",
-    "memory limit", "memory budget", "memory pressure", "systemd-oomd", "low on ", "available RAM",
+    "memory limit", "memory budget", "memory pressure", "oomd" /* systemd-oomd, oomd */, "low on ", "available RAM",
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
     "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
     "nvgpu", "cma_alloc", "on hold", "Mem-Info:",
     "oom_kill_process", "emCreate", "em_create", "nhealthy", "TIMEOUT", "imeout", "timed out",
+    "ime limit", "imeLimit", "bad_alloc", "of_memory" /* out_of_memory+0x.. in a call trace */, "oom_reaper", "failcnt",
+    "total-vm:", "ignature", "badness",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
 constexpr Bits bit(Anchor anchor) { return Bits{1} << anchor; }
 constexpr Bits kErrorAnchors = bit(kTraceback) | bit(kErrorColon) | bit(kErrorLower) | bit(kException) |
-                                   bit(kTerminateCalled) | bit(kSegfault) | bit(kCoreDumped) | bit(kFatalPython);
-constexpr Bits kTimeoutAnchors = bit(kTimeoutCaps) | bit(kTimeoutWord) | bit(kTimedOut);
+                                   bit(kTerminateCalled) | bit(kSegfault) | bit(kCoreDumped) | bit(kFatalPython) |
+                                   bit(kSignature);
+constexpr Bits kTimeoutAnchors = bit(kTimeoutCaps) | bit(kTimeoutWord) | bit(kTimedOut) | bit(kTimeLimit) | bit(kTimeLimitClass);
 
 constexpr size_t kHeadWindow = 16 * 1024;
 constexpr size_t kTailWindow = 1024;
@@ -132,9 +136,16 @@ bool cuda_allocator(std::string_view s) {
 // CUDA_ERROR_OUT_OF_MEMORY" under WSL2) allocated nothing: the driver could not start.
 bool driver_initialisation(std::string_view s) { return has(s, "cuInit"); }
 
+// TensorFlow's stream executor growing its allocator's region ("cuda_driver.cc:789] failed to allocate
+// 4.00G (4294967296 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY"): the allocator asks again for less,
+// and fails with its own "OOM when allocating tensor" only if nothing fits. A caught OOM.
+bool stream_executor_retry(std::string_view s) {
+    return (has(s, "cuda_driver.cc") || has(s, "stream_executor")) && has(s, "failed to allocate") && has(s, "from device");
+}
+
 // Error 2 is cudaErrorMemoryAllocation; Torch7 and PyTorch before 1.0 printed it through THC.
 bool cuda_runtime(std::string_view s) {
-    if (driver_initialisation(s)) return false;
+    if (driver_initialisation(s) || stream_executor_retry(s)) return false;
     return has(s, "CUDA error: out of memory") || has(s, "cudaErrorMemoryAllocation") ||
            has(s, "CUDA_ERROR_OUT_OF_MEMORY") || has(s, "cudaMalloc failed: out of memory") ||
            (has(s, "THCudaCheck FAIL") && has(s, "error=2 : out of memory")) ||
@@ -165,6 +176,7 @@ bool cuda_status_two(std::string_view s) {
 // on one line. Whether it then died is for the verdict.
 bool caught_oom(std::string_view s) {
     if (has(s, "raise ")) return false;  // the finder's source line in a traceback
+    if (stream_executor_retry(s)) return true;
     if (has(s, "recover from OOM") || has(s, "OOM Detected, reducing batch") || has(s, "No executable batch size found"))
         return true;
     const bool memory = has(s, "ut of memory") || has(s, "ut of Memory") || has(s, "ut Of Memory") || has(s, "OOM") ||
@@ -179,10 +191,16 @@ bool systemd_oom_kill(std::string_view s) {
            has(s, "(Result: oom-kill)");
 }
 
-// Another error in the output: a traceback, an exception, argparse's "error:", a crash.
+// The operating system refusing a binary for its code signature ("invalid signature (code or signature have
+// been modified)"): macOS SIGKILLs such a program as it starts.
+bool signature_refused(std::string_view s) {
+    return has(s, "invalid signature") || has(s, "Code Signature Invalid") || has(s, "CODESIGNING");
+}
+
+// Another error in the output: a traceback, an exception, argparse's "error:", a crash, a refused signature.
 bool error_line(std::string_view s) {
     if (has(s, "except ") || has(s, "isinstance(") || has(s, "raise ")) return false;
-    return has(s, "Traceback (most recent call last)") || has(s, "Error:") || has(s, "Exception:") ||
+    return has(s, "Traceback (most recent call last)") || has(s, "Error:") || has(s, "Exception:") || signature_refused(s) ||
            has(s, ": error:") || has(s, "terminate called") || has(s, "Segmentation fault") ||
            has(s, "core dumped") || has(s, "Fatal Python error") || trim(s).ends_with("Exception");
 }
@@ -208,15 +226,21 @@ bool python_memory_error(std::string_view s) {
     return false;
 }
 
-// A kernel OOM-killer line pasted into the log (dmesg appended by hand, a container's log).
-// Also the OOM killer's header and its call trace ("python invoked oom-killer: gfp_mask=...", the frame
-// "oom_kill_process+0x202/0x3c0" however it is indented) when the excerpt stops before its "Killed process" line.
+// A kernel OOM-killer line pasted into the log (dmesg appended by hand, a container's log): the kill itself
+// ("Out of memory: Killed process 935 (python)", or on kernels that print the reason on the line before,
+// "Killed process 935 (python) total-vm:113656kB, anon-rss:...", and the reaper's "oom_reaper: reaped
+// process"). Also the rest of the OOM killer's report when the excerpt holds only part of it: its header
+// ("python invoked oom-killer: gfp_mask=..."), the frames of its call trace however they are indented
+// ("oom_kill_process+0x202/0x3c0", "out_of_memory+0x", "mem_cgroup_out_of_memory+0x13a/0x150"), its summary
+// line, the memory dump that opens it, a memory cgroup's usage at its limit ("memory: usage 1048576kB,
+// limit 1048576kB, failcnt 141").
 bool kernel_record(std::string_view s) {
-    if ((has(s, "Killed process") || has(s, "Kill process")) &&
-        (has(s, "Out of memory") || has(s, "Memory cgroup out of memory")))
-        return true;
-    return has(s, "invoked oom-killer") || has(s, "oom_kill_process+0x") || has(s, "oom-kill:constraint=") ||
-           has(s, "] Mem-Info:");  // the memory dump that opens the OOM killer's report
+    const bool kill = has(s, "Killed process") || has(s, "Kill process");
+    if (kill && (has(s, "Out of memory") || has(s, "Memory cgroup out of memory") || has(s, "total-vm:"))) return true;
+    if (has(s, "oom_reaper: reaped process")) return true;
+    if (has(s, "memory: usage ") && has(s, ", limit ") && has(s, "failcnt")) return true;
+    return has(s, "invoked oom-killer") || has(s, "oom_kill_process+0x") || has(s, "out_of_memory+0x") ||
+           has(s, "out_of_memory.cold+0x") || has(s, "oom-kill:constraint=") || has(s, "] Mem-Info:");
 }
 
 // "exitcode: -9" in torchrun's failure line and "exitcode  : -9 (pid: N)" in ChildFailedError.
@@ -268,14 +292,15 @@ bool shell_killed(std::string_view s) {
     return false;
 }
 
-// A kill whose own line names a deadline (Go's "signal: killed: context deadline exceeded", "timed out"):
-// a stop from outside.
+// A kill whose own line names a deadline (Go's "signal: killed: context deadline exceeded", "timed out",
+// Celery's "Hard time limit (60s) exceeded"): a stop from outside.
 bool names_a_timeout(std::string_view s) {
-    return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout") || has(s, "TIMEOUT");
+    return has(s, "deadline exceeded") || has(s, "timed out") || has(s, "imeout") || has(s, "TIMEOUT") ||
+           has(s, "ime limit") || has(s, "imeLimit");
 }
 
-// A timeout reported as an error ("[CRITICAL] WORKER TIMEOUT (pid:12903)", "Error R12 (Exit timeout)"): a
-// parent that kills its child for hanging. Just before a SIGKILL it is the kill's competing cause.
+// A timeout reported as an error ("[CRITICAL] WORKER TIMEOUT (pid:12903)", "Error R12 (Exit timeout)",
+// "[ERROR/MainThread] Hard time limit (60s) exceeded for task"): a parent that kills its child for hanging. Just before a SIGKILL it is the kill's competing cause.
 bool timeout_reported(std::string_view s) {
     return names_a_timeout(s) &&
            (has(s, "ERROR") || has(s, "rror") || has(s, "CRITICAL") || has(s, "FATAL") || has(s, "atal"));
@@ -455,7 +480,11 @@ bool framework_memory_monitor(std::string_view s) {
         ray_summary_counts_kills(s))
         return true;
     if (has(s, "exceeded") && has(s, "memory budget") && !has(s, "exceeded 0% memory budget")) return true;  // 0%: misconfigured
-    return oom_killed(s) || has(s, "container oom") || (has(s, "systemd-oomd") && has(s, "Killed")) ||
+    // systemd-oomd's "Killed /user.slice/... due to memory pressure", Meta's oomd running its kill action,
+    // earlyoom's 'sending SIGTERM to process 12006 "python3": badness 209, VmRSS 2891 MiB'.
+    const bool oomd_kill = has(s, "oomd") && (has(s, "Killed") || has(s, "Action=kill"));
+    const bool user_space_killer = has(s, "badness") && (has(s, "sending SIG") || has(s, "illed") || has(s, "killing"));
+    return oom_killed(s) || has(s, "container oom") || oomd_kill || user_space_killer ||
            has(s, "low on resource: memory") ||
            (has(s, "beyond") && has(s, "memory limits")) || has(s, "for exceeding memory limits") ||
            has(s, "session crashed after using all available RAM");
@@ -473,14 +502,17 @@ constexpr std::string_view kFailurePhrases[] = {
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
     "esource exhausted", "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
     "ALLOCATION_FAILURE"};
-// Lines about other limits (a kernel launch's or compiler's resources, a disk, a JVM's heap cap), a driver
+// Lines about other limits (a kernel launch's or compiler's resources, a disk, an API's quota,
+// a JVM's threads; its heap has its own rule, jvm_out_of_memory), a driver
 // that could not start (cuInit), TensorRT's builder timing tactics in its virtual memory buffer (it skips a
 // tactic whose workspace does not fit, and goes on), and other families' records: the kernel's OOM kills
 // and the NVIDIA driver's (see driver_verdict).
 constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
-    "SMEM", "tactic", "Tactic", "virtualMemoryBuffer", "cuInit", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "mlock", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
+    "SMEM", "tactic", "Tactic", "virtualMemoryBuffer", "cuInit", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "quota", "Quota", "rate limit", "Rate limit", "not a failure", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
     "oom_kill"};
+// Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK): a limit on locking, not memory running out.
+constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 // A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
@@ -556,13 +588,43 @@ bool request_exceeds_memory(std::string_view s) {
            (has(s, "total mem") || has(s, "available mem") || has(s, "free mem") || has(s, "device mem"));
 }
 
+size_t first_of(std::string_view s, std::span<const std::string_view> needles) {
+    size_t first = std::string_view::npos;
+    for (std::string_view n : needles) first = std::min(first, s.find(n));
+    return first;
+}
+
+// A hint ("Try a smaller batch to avoid running out of memory") names the failure after its advice; a
+// failure that guesses at its cause afterwards ("GPU memory allocation failed (might be due to
+// insufficient memory)") is still the failure.
+bool advice_before_failure(std::string_view s) {
+    const size_t advice = first_of(s, kAdvice);
+    if (advice == std::string_view::npos) return false;
+    const size_t failure = std::min({first_of(s, kFailurePhrases), s.find("alloc"), s.find("Alloc")});
+    return advice < failure;
+}
+
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
+        any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
-    if (any_of(s, kAdvice) && !has(s, "rror")) return false;  // a hint, unless an error carries it
+    if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (largest_size(s) > kImplausibleBytes) return false;
     return has_size(s) || any_of(s, kFailureContext);
+}
+
+// C++'s allocation failure: "terminate called after throwing an instance of 'std::bad_alloc'", its
+// "what():  std::bad_alloc", a library's "std::bad_alloc: cudaErrorMemoryAllocation". A parser fed a
+// malformed length throws it too; the log alone cannot tell, and memory running out is the usual cause.
+bool bad_alloc(std::string_view s) { return has(s, "std::bad_alloc") && !looks_like_code(s) && !has(s, "catch"); }
+
+// The JVM's heap, or its metaspace or direct buffers, exhausted: "java.lang.OutOfMemoryError: Java heap space",
+// "GC overhead limit exceeded". Not its threads ("unable to create new native thread": a process limit)
+// nor an array longer than the VM allows ("Requested array size exceeds VM limit": a size bug).
+bool jvm_out_of_memory(std::string_view s) {
+    if (!has(s, "OutOfMemoryError") || has(s, "native thread") || has(s, "VM limit")) return false;
+    return has(s, "java.lang.OutOfMemoryError") || has(s, "Java heap space") || has(s, "GC overhead limit") ||
+           has(s, "Metaspace") || has(s, "Direct buffer memory");
 }
 
 // An inference engine's KV cache that does not fit what is free after the weights ("The model's max
@@ -608,11 +670,15 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory), Kind::bitsandbytes, [](std::string_view s) { return has(s, "Error out of memory at line"); }},
     Rule{bit(kOutOfMemory) | bit(kOom), Kind::xla, xla},
     Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
-    // Not mlock's RLIMIT_MEMLOCK ("warning: failed to mlock ... Cannot allocate memory"), nor a warning.
+    // Not RLIMIT_MEMLOCK ("warning: failed to mlock ... Cannot allocate memory", "Error locking page at
+    // 0x7f23b4089000: Cannot allocate memory"), nor a warning.
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) {
-             return has(s, "Cannot allocate memory") && !has(s, "mlock") && !any_of(s, kWarning);
+             return has(s, "Cannot allocate memory") && !any_of(s, kLocksMemory) && !any_of(s, kWarning);
          }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
+    // library: C++'s and the JVM's allocation failures (before the monitors: "GC overhead limit exceeded").
+    Rule{bit(kBadAlloc), Kind::engine_allocator, bad_alloc},
+    Rule{bit(kOutOfMemoryClass), Kind::engine_allocator, jvm_out_of_memory},
     // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
     Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
     // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
@@ -622,7 +688,7 @@ const std::array kMessageRules = {
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
     Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
-             bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam),
+             bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness),
          Kind::monitor_kill, framework_memory_monitor},
     // library's backstop: any engine's allocation failure, last so that every named kind goes first.
     Rule{bit(kKvCache), Kind::engine_allocator, kv_cache_does_not_fit},
@@ -892,9 +958,15 @@ bool Classifier::record(Evidence evidence, std::string_view shown) {
     // A caught OOM says that an allocation failed; the allocator's own message after it says which.
     const bool names_the_allocator = is_message && slot && slot->kind == Kind::caught_oom &&
                                      evidence.kind != Kind::caught_oom && evidence.line - slot->line <= kForkContextLines;
+    const bool competed = last_error_ && evidence.line - last_error_->line <= kCompetingLines;
+    // A kill on the excerpt's first line has nothing before it to say why: the next kill's lines decide.
+    if (!is_message && slot && slot->line == 1 && !judged_second_sign_) {
+        judged_second_sign_ = true;
+        if (competed) sign_cause_ = last_error_, sign_cause_before_ = evidence.line;
+    }
     if (slot && !names_the_allocator) return false;
     evidence.text = evidence_text(shown);
-    if (!is_message && last_error_ && evidence.line - last_error_->line <= kCompetingLines) sign_cause_ = last_error_;
+    if (!is_message && competed) sign_cause_ = last_error_, sign_cause_before_ = evidence.line;
     slot = std::move(evidence);
     return is_message || !message_;
 }
@@ -962,8 +1034,12 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
             e.kind = Kind::dataloader_fork;
         return e;
     }
-    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult) | bit(kMemInfo) | bit(kOomKillFrame))) && kernel_record(text)) {
-        e.kind = has(text, "Memory cgroup") || has(text, "CONSTRAINT_MEMCG") ? Kind::cgroup_oom_kill : Kind::kernel_oom_kill;
+    if ((found & (bit(kOutOfMemory) | bit(kOomKillResult) | bit(kMemInfo) | bit(kOomKillFrame) | bit(kOfMemorySnake) |
+                  bit(kOomReaper) | bit(kFailcnt) | bit(kTotalVm))) &&
+        kernel_record(text)) {
+        e.kind = has(text, "Memory cgroup") || has(text, "CONSTRAINT_MEMCG") || has(text, "mem_cgroup") || has(text, "failcnt")
+                     ? Kind::cgroup_oom_kill
+                     : Kind::kernel_oom_kill;
         return e;
     }
     if ((found & (bit(kByOomKiller) | bit(kOomKillResult))) && systemd_oom_kill(text)) {
@@ -1010,7 +1086,7 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     const auto& competing = sign_ ? sign_cause_
                             : last_error_ && lines_ - last_error_->line <= kCompetingLines ? last_error_ : std::nullopt;
     if (competing) {
-        Verdict other = not_oom(killed + " " + std::to_string((sign_ ? sign_->line : lines_) - competing->line) +
+        Verdict other = not_oom(killed + " " + std::to_string((sign_ ? sign_cause_before_ : lines_) - competing->line) +
                                 " lines after another error (line " + std::to_string(competing->line) + ": " +
                                 competing->text + "): that error, not the OOM killer, is the likely cause");
         other.competing_cause = competing->text;

@@ -176,6 +176,8 @@ private:
     std::optional<Evidence> error_;    // the first other error in the output (a traceback, an exception, a crash)
     std::optional<Evidence> last_error_;  // the latest such error line (not a traceback's header)
     std::optional<Evidence> sign_cause_;  // an error just before the first SIGKILL sign: a competing cause
+    long long sign_cause_before_ = 0;     // the line of the sign that sign_cause_ came just before
+    bool judged_second_sign_ = false;     // the first sign opened the excerpt, and the next one was judged instead
     std::optional<Evidence> memory_end_;  // a scheduler's or runtime's end state naming a memory kill (OUT_OF_MEMORY, OOMKilled)
     std::optional<Evidence> over_quota_;  // the latest "memory quota exceeded": a kill right after it is for memory
     std::optional<long long> recovered_at_;  // the line of the latest caught OOM (a recovery attempt)
