@@ -149,10 +149,10 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 }
 
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed
-// or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 251/254 recall,
-// 15/209 false alarms, with round 5 in dev (scored held-back at 33/42, 9/44; 241/255 and 24/208 when it
-// joined); held-back, rounds 6 and 7 (179 logs from 177 projects, collected after those rules were
-// written, each scored once): 84/99 recall, 13/80 false alarms (round 6: 47/54, 6/49; round 7: 37/45, 7/31).
+// or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 348/353 recall,
+// 24/289 false alarms, rounds 1-7 (rounds 6 and 7 scored held-back at 84/99, 13/80, then joined);
+// held-back, round 8 (103 logs from 100 projects, collected after those rules were written, scored
+// once): 48/52 recall, 8/51 false alarms.
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -165,14 +165,15 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
         std::ofstream(fs::path(dir) / "classifier-families.txt") << text;
     }
     INFO(text);
-    CHECK(dev.all_recall.rate() >= 0.988);
-    CHECK(dev.all_false_alarm.rate() <= 0.072);
-    CHECK(held.all_recall.rate() >= 0.848);
-    CHECK(held.all_false_alarm.rate() <= 0.163);
+    CHECK(dev.all_recall.rate() >= 0.985);
+    CHECK(dev.all_false_alarm.rate() <= 0.084);
+    CHECK(held.all_recall.rate() >= 0.923);
+    CHECK(held.all_false_alarm.rate() <= 0.157);
 }
 
-// [!mayfail]: issue 14's targets on the held-back set are not met yet (rounds 6 and 7: recall 85%,
-// false alarms 16%; round 5 had 79%, 20%): reported, not enforced.
+// [!mayfail]: issue 14's targets on the held-back set are not all met (round 8: recall 92%, but 89% in
+// the library family and 78% in the monitor family, and false alarms 16%; rounds 6 and 7 had 85%, 16%):
+// reported, not enforced.
 TEST_CASE("the held-back set reaches recall 90% and false alarms 5%, in every family", "[classifier][families][!mayfail]") {
     const Score held = score(manifest(), "held");
     CHECK(held.all_recall.rate() >= kRecallTarget);
