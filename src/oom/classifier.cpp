@@ -70,7 +70,8 @@ enum Anchor : int {
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
     kOomKillFrame, kMemCreate, kMemCreateSnake, kUnhealthy, kTimeoutCaps, kTimeoutWord, kTimedOut,
-    kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
+    kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness, kHarakiri, kKilling, kUsageThreshold, kJvmMemory,
+    kHeapSpace, kYarnExit, kYarnExitStatus,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -92,7 +93,8 @@ const std::vector<std::string> kAnchorTexts = {
     "nvgpu", "cma_alloc", "on hold", "Mem-Info:",
     "oom_kill_process", "emCreate", "em_create", "nhealthy", "TIMEOUT", "imeout", "timed out",
     "ime limit", "imeLimit", "bad_alloc", "of_memory" /* out_of_memory+0x.. in a call trace */, "oom_reaper", "failcnt",
-    "total-vm:", "ignature", "badness",
+    "total-vm:", "ignature", "badness", "HARAKIRI", "Killing", "usage threshold", "JVM memory", "heap space",
+    "xit code:-10", "xitStatus: -10" /* YARN's ContainerExitStatus */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -372,10 +374,12 @@ bool logged_as_handled(std::string_view s) {
 // A stop from outside: a scheduler's cancellation, time limit or preemption, a launcher told to shut
 // down, docker compose stopping its services, Kubernetes evicting a pod for anything but memory or
 // naming another reason for a container's end, an orchestrator's kill for a failed health check, a
-// kill that names its deadline or the stop it escalated.
+// kill that names its deadline or the stop it escalated, a supervisor killing what outlived its
+// timeout (systemd's "State 'stop-sigterm' timed out. Killing.", uWSGI's "*** HARAKIRI ON WORKER 10").
 bool stop_from_outside(std::string_view s, Bits found) {
     if ((found & bit(kReason)) && kubernetes_other_reason(s)) return true;
-    if ((found & (bit(kKilled) | bit(kSigkill))) && names_a_timeout(s)) return true;
+    if ((found & (bit(kKilled) | bit(kSigkill) | bit(kKilling))) && names_a_timeout(s)) return true;
+    if (found & bit(kHarakiri)) return has(s, "HARAKIRI ON WORKER");
     if ((found & bit(kUnhealthy)) && health_check_kill(s)) return true;
     if (names_a_stop(s) && sigkill_sign(s, found)) return true;
     if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
@@ -471,14 +475,27 @@ bool ray_summary_counts_kills(std::string_view s) {
     return begin < at && s.substr(begin, at - begin) != "0";
 }
 
+// YARN's exit status for a container it killed over its memory limits: -104 physical
+// (KILLED_EXCEEDED_PMEM), -103 virtual (KILLED_EXCEEDED_VMEM), printed as "Exit code:-103" or "exitStatus: -104".
+bool yarn_memory_exit(std::string_view s) {
+    for (std::string_view key : {"xit code:-10", "xitStatus: -10"}) {
+        const size_t at = s.find(key);
+        if (at == std::string_view::npos) continue;
+        const size_t i = at + key.size();
+        if (i < s.size() && (s[i] == '3' || s[i] == '4') && (i + 1 == s.size() || !is_digit(s[i + 1]))) return true;
+    }
+    return false;
+}
+
 // Ray's memory monitor ("Task was killed due to the node running low on memory", its
 // OutOfMemoryError, an actor dead of NODE_OUT_OF_MEMORY), Dask's nanny ("Worker exceeded 95% memory
 // budget. Restarting"), Kubernetes' OOMKilled (not docker inspect's "OOMKilled": false), docker's
 // "container oom" event, systemd-oomd's kill, YARN's container kill, Colab's crashed session.
 bool framework_memory_monitor(std::string_view s) {
     if (has(s, "ray.exceptions.OutOfMemoryError") || has(s, "running low on memory") || has(s, "NODE_OUT_OF_MEMORY") ||
-        ray_summary_counts_kills(s))
+        has(s, "exceeds the memory usage threshold") || ray_summary_counts_kills(s))
         return true;
+    if (yarn_memory_exit(s)) return true;
     if (has(s, "exceeded") && has(s, "memory budget") && !has(s, "exceeded 0% memory budget")) return true;  // 0%: misconfigured
     // systemd-oomd's "Killed /user.slice/... due to memory pressure", Meta's oomd running its kill action,
     // earlyoom's 'sending SIGTERM to process 12006 "python3": badness 209, VmRSS 2891 MiB'.
@@ -622,6 +639,9 @@ bool bad_alloc(std::string_view s) { return has(s, "std::bad_alloc") && !looks_l
 // "GC overhead limit exceeded". Not its threads ("unable to create new native thread": a process limit)
 // nor an array longer than the VM allows ("Requested array size exceeds VM limit": a size bug).
 bool jvm_out_of_memory(std::string_view s) {
+    // Gradle's account of its daemon: "Expiring Daemon because JVM heap space is exhausted", "stopped: JVM
+    // garbage collector thrashing and after running out of JVM memory".
+    if ((has(s, "heap space") && has(s, "exhausted")) || has(s, "out of JVM memory")) return true;
     if (!has(s, "OutOfMemoryError") || has(s, "native thread") || has(s, "VM limit")) return false;
     return has(s, "java.lang.OutOfMemoryError") || has(s, "Java heap space") || has(s, "GC overhead limit") ||
            has(s, "Metaspace") || has(s, "Direct buffer memory");
@@ -678,7 +698,7 @@ const std::array kMessageRules = {
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     // library: C++'s and the JVM's allocation failures (before the monitors: "GC overhead limit exceeded").
     Rule{bit(kBadAlloc), Kind::engine_allocator, bad_alloc},
-    Rule{bit(kOutOfMemoryClass), Kind::engine_allocator, jvm_out_of_memory},
+    Rule{bit(kOutOfMemoryClass) | bit(kHeapSpace) | bit(kJvmMemory), Kind::engine_allocator, jvm_out_of_memory},
     // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
     Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
     // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
@@ -688,7 +708,8 @@ const std::array kMessageRules = {
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
     Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
-             bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness),
+             bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness) |
+             bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus),
          Kind::monitor_kill, framework_memory_monitor},
     // library's backstop: any engine's allocation failure, last so that every named kind goes first.
     Rule{bit(kKvCache), Kind::engine_allocator, kv_cache_does_not_fit},

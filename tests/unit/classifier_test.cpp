@@ -820,3 +820,33 @@ TEST_CASE("look-alikes of rounds 6 and 7: a retried allocation, limits that are 
     CHECK_FALSE(classify({"kulala-core-darwin-arm64: invalid signature (code or signature have been modified)",
                           "$ ./kulala-core-darwin-arm64", "$ echo $?", "137"}, ExitStatus::killed(9)).oom);
 }
+
+// Round 8 of the family logs (held back, then scored and moved to dev).
+TEST_CASE("Gradle's JVM heap, YARN's memory exit statuses, Ray's threshold; a supervisor's kill after a timeout",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"Expiring Daemon because JVM heap space is exhausted"}, unknown).kind == Kind::engine_allocator);
+    CHECK(classify({"Gradle build daemon has been stopped: JVM garbage collector thrashing and after running out of JVM memory"},
+                   unknown).kind == Kind::engine_allocator);
+    CHECK_FALSE(classify({"Disk space is exhausted"}, unknown).oom);
+    CHECK(classify({"Container container_e07_1669378398064_0904_01_000002 marked as failed.", " Exit code:-103."}, unknown).kind ==
+          Kind::monitor_kill);
+    CHECK(classify({"exitStatus: -104"}, unknown).kind == Kind::monitor_kill);
+    CHECK_FALSE(classify({" Exit code:-100."}, unknown).oom);  // ABORTED: the node was lost
+    CHECK_FALSE(classify({" Exit code:-1034."}, unknown).oom);
+    CHECK(classify({"Memory on the node (IP: 10.0.0.1, ID: 37f3) where the task (pid=5315, memory used=1.67GB) was running "
+                    "was 445.48GB / 468.75GB (0.950365), which exceeds the memory usage threshold of 0.95."},
+                   unknown).kind == Kind::monitor_kill);
+    // systemd killing a unit that outlived its stop timeout; uWSGI's harakiri, its request timeout.
+    const Verdict systemd = classify({"otnode.service: State 'stop-sigterm' timed out. Killing.",
+                                      "otnode.service: Killing process 3085386 (node) with signal SIGKILL.",
+                                      "otnode.service: Main process exited, code=killed, status=9/KILL"},
+                                     unknown);
+    CHECK_FALSE(systemd.oom);
+    CHECK(systemd.reason.find("stop-sigterm") != std::string::npos);
+    CHECK_FALSE(classify({"app: *** HARAKIRI ON WORKER 10 (pid: 97702, try: 4) ***",
+                          "app: DAMN ! worker 10 (pid: 97702) died, killed by signal 9 :( trying respawn ..."},
+                         ExitStatus::killed(9)).oom);
+    CHECK(classify({"app: DAMN ! worker 10 (pid: 97702) died, killed by signal 9 :( trying respawn ..."}, ExitStatus::killed(9))
+              .oom);
+}
