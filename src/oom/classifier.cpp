@@ -70,8 +70,8 @@ enum Anchor : int {
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
     kOomKillFrame, kMemCreate, kMemCreateSnake, kUnhealthy, kTimeoutCaps, kTimeoutWord, kTimedOut,
-    kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness, kHarakiri, kKilling, kUsageThreshold, kJvmMemory,
-    kHeapSpace, kYarnExit, kYarnExitStatus,
+    kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
+    kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -302,7 +302,8 @@ bool names_a_timeout(std::string_view s) {
 }
 
 // A timeout reported as an error ("[CRITICAL] WORKER TIMEOUT (pid:12903)", "Error R12 (Exit timeout)",
-// "[ERROR/MainThread] Hard time limit (60s) exceeded for task"): a parent that kills its child for hanging. Just before a SIGKILL it is the kill's competing cause.
+// "[ERROR/MainThread] Hard time limit (60s) exceeded for task"): a parent that kills its child for hanging.
+// Just before a SIGKILL it is the kill's competing cause.
 bool timeout_reported(std::string_view s) {
     return names_a_timeout(s) &&
            (has(s, "ERROR") || has(s, "rror") || has(s, "CRITICAL") || has(s, "FATAL") || has(s, "atal"));
