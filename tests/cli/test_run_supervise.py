@@ -220,7 +220,12 @@ def test_run_fit_that_finds_nothing_says_what_would_fit(tmp_path):
 
 
 def test_env_report_gets_g1_from_the_probe_that_runs_beside_the_trainer(tmp_path):
-    trainer = script(tmp_path, "t.py", "import time\nprint('step 1/2', flush=True)\ntime.sleep(2)\nprint('step 2/2')\n")
+    # The trainer runs until the probe has answered (importing torch takes seconds, more on a loaded machine).
+    report_path = tmp_path / "run" / "env-report.json"
+    trainer = script(tmp_path, "t.py", "import json, time\nprint('step 1/2', flush=True)\n"
+                     f"for _ in range(600):\n    time.sleep(0.1)\n    try:\n"
+                     f"        if 'pending' not in json.load(open({str(report_path)!r})): break\n"
+                     "    except (OSError, ValueError):\n        pass\nprint('step 2/2')\n")
     result = sparkguard("run", "--run-dir", tmp_path / "run", "--", PYTHON, trainer, cwd=tmp_path)
     assert result.returncode == 0, result.stderr.decode()
     report = json.loads((tmp_path / "run" / "env-report.json").read_text())
