@@ -71,7 +71,7 @@ enum Anchor : int {
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
     kOomKillFrame, kMemCreate, kMemCreateSnake, kUnhealthy, kTimeoutCaps, kTimeoutWord, kTimedOut,
     kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
-    kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus,
+    kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -94,7 +94,7 @@ const std::vector<std::string> kAnchorTexts = {
     "oom_kill_process", "emCreate", "em_create", "nhealthy", "TIMEOUT", "imeout", "timed out",
     "ime limit", "imeLimit", "bad_alloc", "of_memory" /* out_of_memory+0x.. in a call trace */, "oom_reaper", "failcnt",
     "total-vm:", "ignature", "badness", "HARAKIRI", "Killing", "usage threshold", "JVM memory", "heap space",
-    "xit code:-10", "xitStatus: -10" /* YARN's ContainerExitStatus */,
+    "xit code:-10", "xitStatus: -10" /* YARN's ContainerExitStatus */, "thrashing", "memory-restart",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -460,10 +460,11 @@ bool oom_killed(std::string_view s) {
 }
 
 // A scheduler's or container runtime's record of how a job or container ended, naming a memory kill:
-// Slurm's state OUT_OF_MEMORY, Kubernetes' OOMKilled. Both count an OOM kill of any of its processes,
-// while the exit code they show is the main process's: "State: OUT_OF_MEMORY (exit code 0)".
+// Slurm's state OUT_OF_MEMORY, Kubernetes' OOMKilled, Nomad's 'Exit Message: "OOM Killed"'. They count an
+// OOM kill of any of its processes, while the exit code they show is the main process's: "State:
+// OUT_OF_MEMORY (exit code 0)", 'Terminated Exit Code: 0, Exit Message: "OOM Killed"'.
 bool memory_end_state(std::string_view s) {
-    return state_word(s, "OUT_OF_ME") || oom_killed(s);
+    return state_word(s, "OUT_OF_ME") || oom_killed(s) || has(s, "OOM Killed");
 }
 
 // The leading count of "2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers
@@ -499,7 +500,9 @@ bool framework_memory_monitor(std::string_view s) {
     if (yarn_memory_exit(s)) return true;
     if (has(s, "exceeded") && has(s, "memory budget") && !has(s, "exceeded 0% memory budget")) return true;  // 0%: misconfigured
     // systemd-oomd's "Killed /user.slice/... due to memory pressure", Meta's oomd running its kill action,
-    // earlyoom's 'sending SIGTERM to process 12006 "python3": badness 209, VmRSS 2891 MiB'.
+    // earlyoom's 'sending SIGTERM to process 12006 "python3": badness 209, VmRSS 2891 MiB', PM2's "Process
+    // 2 restarted because it exceeds --max-memory-restart value".
+    if (has(s, "max-memory-restart") && has(s, "exceeds")) return true;
     const bool oomd_kill = has(s, "oomd") && (has(s, "Killed") || has(s, "Action=kill"));
     const bool user_space_killer = has(s, "badness") && (has(s, "sending SIG") || has(s, "illed") || has(s, "killing"));
     return oom_killed(s) || has(s, "container oom") || oomd_kill || user_space_killer ||
@@ -641,8 +644,10 @@ bool bad_alloc(std::string_view s) { return has(s, "std::bad_alloc") && !looks_l
 // nor an array longer than the VM allows ("Requested array size exceeds VM limit": a size bug).
 bool jvm_out_of_memory(std::string_view s) {
     // Gradle's account of its daemon: "Expiring Daemon because JVM heap space is exhausted", "stopped: JVM
-    // garbage collector thrashing and after running out of JVM memory".
+    // garbage collector thrashing and after running out of JVM memory", "stopped: since the JVM garbage
+    // collector is thrashing" (its heap nearly full, the JVM spends its time collecting).
     if ((has(s, "heap space") && has(s, "exhausted")) || has(s, "out of JVM memory")) return true;
+    if (has(s, "garbage collector") && has(s, "thrashing")) return true;
     if (!has(s, "OutOfMemoryError") || has(s, "native thread") || has(s, "VM limit")) return false;
     return has(s, "java.lang.OutOfMemoryError") || has(s, "Java heap space") || has(s, "GC overhead limit") ||
            has(s, "Metaspace") || has(s, "Direct buffer memory");
@@ -699,7 +704,7 @@ const std::array kMessageRules = {
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     // library: C++'s and the JVM's allocation failures (before the monitors: "GC overhead limit exceeded").
     Rule{bit(kBadAlloc), Kind::engine_allocator, bad_alloc},
-    Rule{bit(kOutOfMemoryClass) | bit(kHeapSpace) | bit(kJvmMemory), Kind::engine_allocator, jvm_out_of_memory},
+    Rule{bit(kOutOfMemoryClass) | bit(kHeapSpace) | bit(kJvmMemory) | bit(kThrashing), Kind::engine_allocator, jvm_out_of_memory},
     // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
     Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
     // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
@@ -710,7 +715,7 @@ const std::array kMessageRules = {
     Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness) |
-             bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus),
+             bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus) | bit(kMemoryRestart),
          Kind::monitor_kill, framework_memory_monitor},
     // library's backstop: any engine's allocation failure, last so that every named kind goes first.
     Rule{bit(kKvCache), Kind::engine_allocator, kv_cache_does_not_fit},

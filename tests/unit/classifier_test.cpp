@@ -850,3 +850,18 @@ TEST_CASE("Gradle's JVM heap, YARN's memory exit statuses, Ray's threshold; a su
     CHECK(classify({"app: DAMN ! worker 10 (pid: 97702) died, killed by signal 9 :( trying respawn ..."}, ExitStatus::killed(9))
               .oom);
 }
+
+// Round 9 of the family logs (held back, then scored and moved to dev).
+TEST_CASE("Nomad's OOM Killed end, PM2's memory restart, the JVM's collector thrashing", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    const Verdict nomad = classify({"> Jul 14, '21 12:44:54 +0200 Terminated Exit Code: 0, Exit Message: \"OOM Killed\""},
+                                   ExitStatus::exited(0));
+    CHECK(nomad.oom);
+    CHECK(nomad.kind == Kind::monitor_kill);
+    CHECK(classify({"PM2 log: [PM2][WORKER] Process 2 restarted because it exceeds --max-memory-restart value "
+                    "(current_memory=46522368 max_memory_limit=33554432 [octets])"}, unknown).kind == Kind::monitor_kill);
+    CHECK_FALSE(classify({"pm2 start app.js --max-memory-restart 300M"}, unknown).oom);
+    CHECK(classify({"Gradle build daemon has been stopped: since the JVM garbage collector is thrashing"}, unknown).kind ==
+          Kind::engine_allocator);
+    CHECK_FALSE(classify({"Page cache thrashing detected, reducing readahead"}, unknown).oom);
+}
