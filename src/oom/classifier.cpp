@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <span>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -380,7 +381,7 @@ bool logged_as_handled(std::string_view s) {
 bool stop_from_outside(std::string_view s, Bits found) {
     if ((found & bit(kReason)) && kubernetes_other_reason(s)) return true;
     if ((found & (bit(kKilled) | bit(kSigkill) | bit(kKilling))) && names_a_timeout(s)) return true;
-    if (found & bit(kHarakiri)) return has(s, "HARAKIRI ON WORKER");
+    if ((found & bit(kHarakiri)) && has(s, "HARAKIRI ON WORKER")) return true;
     if ((found & bit(kUnhealthy)) && health_check_kill(s)) return true;
     if (names_a_stop(s) && sigkill_sign(s, found)) return true;
     if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
@@ -985,15 +986,13 @@ bool Classifier::record(Evidence evidence, std::string_view shown) {
     // A caught OOM says that an allocation failed; the allocator's own message after it says which.
     const bool names_the_allocator = is_message && slot && slot->kind == Kind::caught_oom &&
                                      evidence.kind != Kind::caught_oom && evidence.line - slot->line <= kForkContextLines;
-    const bool competed = last_error_ && evidence.line - last_error_->line <= kCompetingLines;
-    // A kill on the excerpt's first line has nothing before it to say why: the next kill's lines decide.
-    if (!is_message && slot && slot->line == 1 && !judged_second_sign_) {
-        judged_second_sign_ = true;
-        if (competed) sign_cause_ = last_error_, sign_cause_before_ = evidence.line;
-    }
+    // The lines before the first kill say whether another error caused it; a kill on the excerpt's first
+    // line has nothing before it, and the next kill's lines decide instead.
+    const bool judged = !is_message && (!slot || (slot->line == 1 && !std::exchange(judged_second_sign_, true)));
+    if (judged && last_error_ && evidence.line - last_error_->line <= kCompetingLines)
+        sign_cause_ = last_error_, sign_cause_before_ = evidence.line;
     if (slot && !names_the_allocator) return false;
     evidence.text = evidence_text(shown);
-    if (!is_message && competed) sign_cause_ = last_error_, sign_cause_before_ = evidence.line;
     slot = std::move(evidence);
     return is_message || !message_;
 }
