@@ -208,6 +208,12 @@ bool error_line(std::string_view s) {
            has(s, "core dumped") || has(s, "Fatal Python error") || trim(s).ends_with("Exception");
 }
 
+// A label with nothing after it ("Error:", "ERROR:"): its message is on the next line.
+bool bare_label(std::string_view s) {
+    const std::string_view t = trim(s);
+    return t.size() > 1 && t.back() == ':' && t.find(' ') == std::string_view::npos;
+}
+
 bool xla(std::string_view s) {
     return has(s, "RESOURCE_EXHAUSTED: Out of memory") || has(s, "Resource exhausted: Out of memory") ||
            has(s, "Ran out of memory in memory space hbm") || has(s, "OOM when allocating");
@@ -964,9 +970,11 @@ bool Classifier::note_other(Bits found, std::string_view line) {
         if (recovered_at_ && lines_ > *recovered_at_) died_after_recovery_ = true;
         Evidence error{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
         if (!error_) error_ = error;
-        // A traceback's header belongs to the error that follows it, which may be the SIGKILL sign itself
-        // (a DataLoader worker "killed by signal: Killed").
-        if (!has(line, "Traceback (most recent call last)") && !death_report(line)) last_error_ = std::move(error);
+        // A traceback's header, or an error's bare label ("Error:" with its message on the next line, as
+        // forge prints "solc exited with signal: 9"), belongs to the error that follows it, which may be the
+        // SIGKILL sign itself (a DataLoader worker "killed by signal: Killed").
+        if (!has(line, "Traceback (most recent call last)") && !bare_label(line) && !death_report(line))
+            last_error_ = std::move(error);
     }
     return false;
 }

@@ -667,6 +667,12 @@ TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before 
                          ExitStatus::unknown());
     CHECK_FALSE(v.oom);
     CHECK(v.reason.find("line 2: FileNotFoundError") != std::string::npos);
+    // An error's bare label introduces the kill on the next line (forge's report of solc); a label with a
+    // message of its own is another error.
+    CHECK(classify({"Compiling 394 files with Solc 0.8.15", "Error: ", "solc exited with signal: 9 (SIGKILL)"},
+                   ExitStatus::exited(1)).kind == Kind::sigkill_probable);
+    CHECK_FALSE(classify({"Error: failed to resolve imports", "solc exited with signal: 9 (SIGKILL)"},
+                         ExitStatus::exited(1)).oom);
     // The same error long before, with work after it, does not compete.
     std::vector<std::string> long_before = {"ValueError: bad row 17 skipped"};
     for (int i = 0; i < 25; ++i) long_before.push_back("step " + std::to_string(i) + " loss 1.0");
