@@ -73,6 +73,7 @@ enum Anchor : int {
     kOomKillFrame, kMemCreate, kMemCreateSnake, kUnhealthy, kTimeoutCaps, kTimeoutWord, kTimedOut,
     kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
+    kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -96,6 +97,8 @@ const std::vector<std::string> kAnchorTexts = {
     "ime limit", "imeLimit", "bad_alloc", "of_memory" /* out_of_memory+0x.. in a call trace */, "oom_reaper", "failcnt",
     "total-vm:", "ignature", "badness", "HARAKIRI", "Killing", "usage threshold", "JVM memory", "heap space",
     "xit code:-10", "xitStatus: -10" /* YARN's ContainerExitStatus */, "thrashing", "memory-restart",
+    "KILL request", "kill request", "stop request", "ctl restart" /* supervisorctl, systemctl */, "ctl stop",
+    "docker stop", "docker kill", "docker restart", "kill -9",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -390,6 +393,12 @@ bool stop_from_outside(std::string_view s, Bits found) {
     if ((found & bit(kHarakiri)) && has(s, "HARAKIRI ON WORKER")) return true;
     if ((found & bit(kUnhealthy)) && health_check_kill(s)) return true;
     if (names_a_stop(s) && sigkill_sign(s, found)) return true;
+    // A stop someone asked for: a runner handling a kill or stop request ("Handling KILL request"), or the
+    // command that stops or restarts the process in a script's trace ("+ docker-compose exec web
+    // supervisorctl restart all", "$ docker stop trainer", "kill -9 4242").
+    if (found & (bit(kKillRequestCaps) | bit(kKillRequest) | bit(kStopRequest) | bit(kCtlRestart) | bit(kCtlStop) |
+                 bit(kDockerStop) | bit(kDockerKill) | bit(kDockerRestart) | bit(kKillNine)))
+        return true;
     if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
                    bit(kStopping) | bit(kLowOnMemory))))
         return false;

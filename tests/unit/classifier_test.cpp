@@ -691,6 +691,9 @@ TEST_CASE("a SIGKILL is probable OOM only without a competing cause just before 
              {"    State:          Terminated", "      Reason:       Error", "      Exit Code:    137"},
              {"The container sidecar did not stop cleanly when terminated (exit code 137)"},
              {"            \"Err\": \"task: non-zero exit (137): dockerexec: unhealthy container\","},
+             {R"({"level":"DEBUG","msg":"Handling KILL request","from":"Runner"})", "Exiting (unexpected, 137)", "Killed"},
+             {"+ docker-compose exec web supervisorctl restart all", "Exited with code 137"},
+             {"$ docker stop trainer", "trainer exited with code 137"},
          }) {
         INFO(lines.front());
         CHECK_FALSE(classify(lines, ExitStatus::unknown()).oom);
