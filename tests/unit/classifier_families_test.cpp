@@ -149,10 +149,11 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 }
 
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed
-// or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 424/430 recall,
-// 31/352 false alarms, rounds 1-9 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52,
-// 8/51, round 9 at 22/25, 2/12, each before the rules were revised on it); held-back, round 10 (17 logs
-// from 17 projects, collected after those rules were written, scored once): 12/13 recall, 0/4 false alarms.
+// or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 437/443 recall,
+// 29/356 false alarms, rounds 1-10 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52,
+// 8/51, round 9 at 22/25, 2/12, round 10 at 12/13, 0/4, each before the rules were revised on it);
+// held-back, round 11 (130 logs from 128 projects, collected after those rules were written, scored
+// once): 57/68 recall, 14/62 false alarms.
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -166,14 +167,14 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
     }
     INFO(text);
     CHECK(dev.all_recall.rate() >= 0.986);
-    CHECK(dev.all_false_alarm.rate() <= 0.089);
-    CHECK(held.all_recall.rate() >= 0.923);
-    CHECK(held.all_false_alarm.rate() <= 0.0);
+    CHECK(dev.all_false_alarm.rate() <= 0.082);
+    CHECK(held.all_recall.rate() >= 0.838);
+    CHECK(held.all_false_alarm.rate() <= 0.226);
 }
 
-// [!mayfail]: issue 14's targets on the held-back set are not all met (round 10: recall 92%, false alarms
-// 0%, but 2/3 in the sigkill family and only 17 logs; round 9 had 88%, 17%; round 8, 92%, 16%; rounds 6
-// and 7, 85%, 16%): reported, not enforced.
+// [!mayfail]: issue 14's targets on the held-back set are not met (round 11: recall 84%, false alarms
+// 23%; round 10, 92%, 0% on 17 logs; round 9, 88%, 17%; round 8, 92%, 16%; rounds 6 and 7, 85%, 16%):
+// reported, not enforced.
 TEST_CASE("the held-back set reaches recall 90% and false alarms 5%, in every family", "[classifier][families][!mayfail]") {
     const Score held = score(manifest(), "held");
     CHECK(held.all_recall.rate() >= kRecallTarget);
