@@ -74,6 +74,7 @@ enum Anchor : int {
     kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
+    kDisappeared, kOutOf, kErrno,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -99,6 +100,7 @@ const std::vector<std::string> kAnchorTexts = {
     "xit code:-10", "xitStatus: -10" /* YARN's ContainerExitStatus */, "thrashing", "memory-restart",
     "KILL request", "kill request", "stop request", "ctl restart" /* supervisorctl, systemctl */, "ctl stop",
     "docker stop", "docker kill", "docker restart", "kill -9",
+    "disappeared", "OutOf" /* ErrorOutOfDeviceMemory, ErrorOutOfHostMemory */, "(errno=",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -226,8 +228,11 @@ bool cpu_allocator(std::string_view s) {
     return has(s, "DefaultCPUAllocator: can't allocate memory") || has(s, "DefaultCPUAllocator: not enough memory");
 }
 
+bool impossible_size(std::string_view s);
+
 // Python's MemoryError as the exception of a traceback's last line, or NumPy's variant.
 bool python_memory_error(std::string_view s) {
+    if (impossible_size(s)) return false;  // "Unable to allocate 6.34 EiB": a size bug
     if (has(s, "MemoryError: Unable to allocate") || has(s, "_ArrayMemoryError")) return true;
     const std::string_view t = trim(s);
     for (size_t at = t.find("MemoryError"); at != std::string_view::npos; at = t.find("MemoryError", at + 1)) {
@@ -287,17 +292,25 @@ bool exit_number_is_sigkill(std::string_view s) {
     return false;
 }
 
-// A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to a tqdm
-// bar ("...it/s]Killed"), bash's "line 3: 4242 Killed  python train.py", zsh's "zsh: killed  python".
+// A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to the end of
+// output that had no newline yet (a tqdm bar's "...it/s]Killed", a counter's "Relation(0 0.0/s)Killed",
+// "450734725Killed"), bash's "line 3: 4242 Killed  python train.py" (its command may wrap to the next
+// line), zsh's "zsh: killed  python".
 bool shell_killed(std::string_view s) {
     const std::string_view t = trim(s);
-    if (t == "Killed" || t == "killed" || t.starts_with("Killed: 9") || t.ends_with("]Killed")) return true;
+    if (t == "Killed" || t == "killed" || t.starts_with("Killed: 9")) return true;
+    if (t.size() > 6 && t.ends_with("Killed")) {
+        const char glued_to = t[t.size() - 7];
+        if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
+    }
     if (t.ends_with("\u5df2\u6740\u6b7b")) return true;
     for (std::string_view word : {"Killed", "killed"}) {
         for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
             const size_t end = at + word.size();
-            if (at == 0 || t[at - 1] != ' ' || end >= t.size() || t[end] != ' ') continue;
+            if (at == 0 || t[at - 1] != ' ') continue;
             const std::string_view before = trim(t.substr(0, at));
+            if (end == t.size() && has(before, ": line ") && is_digit(before.back())) return true;
+            if (end >= t.size() || t[end] != ' ') continue;
             if (!before.empty() && (is_digit(before.back()) || before.ends_with("zsh:"))) return true;
         }
     }
@@ -349,6 +362,15 @@ bool sigkill_sign(std::string_view s, Bits found) {
     // GCC's driver: its compiler (cc1plus, lto1) died of SIGKILL, whose strsignal is "Killed". make -j's
     // compilers are the OOM killer's usual victims.
     if ((found & bit(kKilled)) && has(s, "Killed signal terminated program")) return true;
+    // GCC's other wording ("internal compiler error: Killed (program cc1plus)"); clang's driver for its
+    // linker or compiler ("clang-13: error: unable to execute command: Killed").
+    if ((found & bit(kKilled)) && (has(s, "internal compiler error: Killed") || has(s, "unable to execute command: Killed")))
+        return true;
+    // A client whose server process vanished without a word (Gradle's "the daemon has disappeared", "Gradle
+    // build daemon disappeared unexpectedly (it may have been killed or may have crashed)"), as Jupyter's
+    // kernel "appears to have died".
+    if ((found & bit(kDisappeared)) && (has(s, "daemon has disappeared") || has(s, "daemon disappeared unexpectedly")))
+        return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
@@ -538,6 +560,7 @@ constexpr std::string_view kFailurePhrases[] = {
     "can't allocate", "ailed to allocate", "nable to allocate", "llocation failed", "alloc failed",
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
     "esource exhausted", "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
+    "OutOfDeviceMemory", "OutOfHostMemory" /* Vulkan's VK_ERROR_OUT_OF_DEVICE_MEMORY as its bindings name it */,
     "ALLOCATION_FAILURE"};
 // Lines about other limits (a kernel launch's or compiler's resources, a disk, an API's quota,
 // a JVM's threads; its heap has its own rule, jvm_out_of_memory), a driver
@@ -547,9 +570,14 @@ constexpr std::string_view kFailurePhrases[] = {
 constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
     "SMEM", "tactic", "Tactic", "virtualMemoryBuffer", "cuInit", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "quota", "Quota", "rate limit", "Rate limit", "not a failure", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
-    "oom_kill"};
-// Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK): a limit on locking, not memory running out.
-constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page"};
+    "oom_kill",
+    // A runtime's size limit, not its heap running out (V8's "invalid table size Allocation failed - JavaScript
+    // heap out of memory": a Map or Set past its largest capacity), as the JVM's "Requested array size
+    // exceeds VM limit" is.
+    "invalid table size", "invalid array length", "invalid string length"};
+// Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK, ulimit -l's "max locked memory"): a limit on
+// locking, not memory running out.
+constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 // A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
@@ -566,8 +594,9 @@ constexpr double kImplausibleBytes = 4.0 * 1024 * 1024 * 1024 * 1024;
 double largest_size(std::string_view s) {
     constexpr std::pair<std::string_view, double> kUnits[] = {
         {"bytes", 1}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
-        {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6},
-        {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15}, {"B", 1}};
+        {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024},
+        {"EiB", 1024.0 * 1024 * 1024 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+        {"PB", 1e15}, {"EB", 1e18}, {"B", 1}};
     double largest = 0;
     for (size_t i = 0; i < s.size();) {
         if (!is_digit(s[i]) || (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.'))) { ++i; continue; }
@@ -641,13 +670,33 @@ bool advice_before_failure(std::string_view s) {
     return advice < failure;
 }
 
+// A size no allocation runs out at: more than any machine has, or nothing ("Failed to allocate 0 bytes").
+bool impossible_size(std::string_view s) {
+    const double bytes = largest_size(s);
+    return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B ")));
+}
+
+// The status RESOURCE_EXHAUSTED (gRPC's, absl's) alone covers quotas, bandwidth, message sizes: it is an
+// allocation failure only where the line names memory ("RESOURCE_EXHAUSTED: Out of memory").
+bool exhausted_status_only(std::string_view s) {
+    return (has(s, "RESOURCE_EXHAUSTED") || has(s, "esource exhausted")) && !has(s, "emory") && !has(s, "EMORY") &&
+           !has(s, "OOM") && !has(s, "lloc");
+}
+
+// A program whose last words are the phrase alone (Perl's "Out of memory!").
+bool bare_out_of_memory(std::string_view s) {
+    std::string_view t = trim(s);
+    if (t.ends_with('!') || t.ends_with('.')) t.remove_suffix(1);
+    return t == "Out of memory" || t == "out of memory" || t == "OUT OF MEMORY";
+}
+
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
         any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
-    if (largest_size(s) > kImplausibleBytes) return false;
-    return has_size(s) || any_of(s, kFailureContext);
+    if (impossible_size(s) || exhausted_status_only(s)) return false;
+    return has_size(s) || any_of(s, kFailureContext) || bare_out_of_memory(s);
 }
 
 // C++'s allocation failure: "terminate called after throwing an instance of 'std::bad_alloc'", its
@@ -656,15 +705,16 @@ bool allocation_failure(std::string_view s) {
 bool bad_alloc(std::string_view s) { return has(s, "std::bad_alloc") && !looks_like_code(s) && !has(s, "catch"); }
 
 // The JVM's heap, or its metaspace or direct buffers, exhausted: "java.lang.OutOfMemoryError: Java heap space",
-// "GC overhead limit exceeded". Not its threads ("unable to create new native thread": a process limit)
-// nor an array longer than the VM allows ("Requested array size exceeds VM limit": a size bug).
+// "GC overhead limit exceeded". Not its threads ("unable to create new native thread": a process limit),
+// an array longer than the VM allows ("Requested array size exceeds VM limit": a size bug), nor a file
+// it could not map ("OutOfMemoryError: Map failed": address space or the map count, not the heap).
 bool jvm_out_of_memory(std::string_view s) {
     // Gradle's account of its daemon: "Expiring Daemon because JVM heap space is exhausted", "stopped: JVM
     // garbage collector thrashing and after running out of JVM memory", "stopped: since the JVM garbage
     // collector is thrashing" (its heap nearly full, the JVM spends its time collecting).
     if ((has(s, "heap space") && has(s, "exhausted")) || has(s, "out of JVM memory")) return true;
     if (has(s, "garbage collector") && has(s, "thrashing")) return true;
-    if (!has(s, "OutOfMemoryError") || has(s, "native thread") || has(s, "VM limit")) return false;
+    if (!has(s, "OutOfMemoryError") || has(s, "native thread") || has(s, "VM limit") || has(s, "Map failed")) return false;
     return has(s, "java.lang.OutOfMemoryError") || has(s, "Java heap space") || has(s, "GC overhead limit") ||
            has(s, "Metaspace") || has(s, "Direct buffer memory");
 }
@@ -687,7 +737,7 @@ constexpr Bits kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryClass) |
                                      bit(kAllocFailedLower) | bit(kInsufficient) | bit(kNotEnoughMemory) |
                                      bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory) |
                                      bit(kOutOfMemoryCaps) | bit(kAllocationFailure) | bit(kOfMemoryCapital) |
-                                     bit(kAllocLower) | bit(kAllocCapital);
+                                     bit(kAllocLower) | bit(kAllocCapital) | bit(kOutOf);
 
 // The messages that decide by themselves, by family and most specific first within it: the first
 // rule that matches names the kind ("torch.OutOfMemoryError: HIP out of memory" is HIP). The
@@ -1063,14 +1113,21 @@ void Classifier::note_context(Bits found, std::string_view line) {
     // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
     if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;
     if (!termination_ && !srun_task_ended_ && stop_from_outside(line, found)) termination_ = evidence_text(line);
+    // An allocation that failed with another errno than ENOMEM ("os::commit_memory(...) failed; error='Operation
+    // not permitted' (errno=1)", a hardened kernel refusing the mapping): the report that follows it ("Native
+    // memory allocation (mmap) failed to map 2555904 bytes") is no memory running out.
+    if ((found & bit(kErrno)) && has(line, "failed") && !has(line, "(errno=12)")) refused_at_ = lines_;
+    if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
+        signature_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
 }
 
 std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bits found) const {
     Evidence e;
     e.line = lines_;
     e.in_training = training_;
+    const bool refused = refused_at_ && lines_ - *refused_at_ <= kRetryLines;
     for (const auto& rule : kMessageRules) {
-        if (!(found & rule.anchors) || !rule.test(text)) continue;
+        if (!(found & rule.anchors) || (refused && rule.kind == Kind::engine_allocator) || !rule.test(text)) continue;
         e.kind = rule.kind;
         e.strength = Strength::message;
         if (e.kind == Kind::enomem && (lines_ <= fork_context_until_ || has(text, "DataLoader") || has(text, "/torch_")))
@@ -1119,6 +1176,13 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     }
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
+    if (signature_) {
+        Verdict refused = not_oom(killed + ", and the system refused a code signature (line " +
+                                  std::to_string(signature_->line) + ": " + signature_->text +
+                                  "): macOS kills such a program as it starts, not for memory");
+        refused.competing_cause = signature_->text;
+        return refused;
+    }
     if (termination_) {
         Verdict stopped = not_oom(killed + " after a stop from outside (" + *termination_ + "), not by the OOM killer");
         stopped.competing_cause = termination_;

@@ -189,6 +189,8 @@ private:
     bool asked_for_less_ = false;  // the latest failure asked for less than the one before: a probe
     bool died_after_recovery_ = false;        // an error or a kill sign after it
     std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)
+    std::optional<Evidence> signature_;        // the first code signature the system refused (macOS kills the binary)
+    std::optional<long long> refused_at_;      // the latest allocation that failed with an errno other than ENOMEM
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
     long long fork_context_until_ = 0; // lines up to this one follow a fork() in a traceback
     long long lines_ = 0;

@@ -874,3 +874,64 @@ TEST_CASE("Nomad's OOM Killed end, PM2's memory restart, the JVM's collector thr
           Kind::engine_allocator);
     CHECK_FALSE(classify({"Page cache thrashing detected, reducing readahead"}, unknown).oom);
 }
+
+TEST_CASE("round 11's families: kills glued to output, compilers' and Gradle's words for a kill, sizes and statuses "
+          "that are not memory", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    // A shell's "Killed" glued to output that had no newline yet; bash's job report whose command wrapped.
+    for (const std::vector<std::string>& lines : std::vector<std::vector<std::string>>{
+             {"Processing: Node(5036470k 7133.8k/s) Way(0k 0.00k/s) Relation(0 0.0/s)Killed"},
+             {"100% [.............................................] 450734725 / 450734725Killed"},
+             {"remote: /tmp/buildpacks/heroku-buildpack-nodejs/bin/compile: line 88:    88 Killed                  ",
+              "npm install --userconfig $build_dir/.npmrc --production 2>&1"},
+             {"The message received from the daemon indicates that the daemon has disappeared."},
+             {"arm-linux-gnueabihf-gcc: internal compiler error: Killed (program cc1plus)",
+              "error: command 'arm-linux-gnueabihf-gcc' failed with exit status 4"},
+             {"clang-13: error: unable to execute command: Killed",
+              "clang-13: error: linker command failed due to signal (use -v to see invocation)"},
+         }) {
+        INFO(lines.front());
+        CHECK(classify(lines, ExitStatus::exited(1)).kind == Kind::sigkill_probable);
+    }
+    CHECK_FALSE(classify({"worker state=Killed"}, unknown).oom);
+    CHECK_FALSE(classify({"job 12 status: Killed"}, unknown).oom);
+    // Vulkan's out-of-device-memory as its bindings name it; Perl's last words.
+    CHECK(classify({R"(Ryujinx.Graphics.Vulkan.VulkanException: Unexpected API error "ErrorOutOfDeviceMemory".)"}, unknown)
+              .kind == Kind::engine_allocator);
+    CHECK(classify({"parsing packages in ./packages_1.xml...", "Out of memory!"}, ExitStatus::exited(1)).kind ==
+          Kind::engine_allocator);
+    // RESOURCE_EXHAUSTED is a status, memory only where it says so.
+    CHECK_FALSE(classify({"io.grpc.StatusRuntimeException: RESOURCE_EXHAUSTED: Bandwidth exhausted"}, unknown).oom);
+    CHECK_FALSE(classify({"Caused by: io.grpc.StatusRuntimeException: RESOURCE_EXHAUSTED: grpc: received message larger "
+                          "than max (7049951 vs. 4194304)"}, unknown).oom);
+    CHECK(classify({"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+                    "2.50GiB."}, unknown).oom);
+    // Sizes no allocation runs out at.
+    CHECK_FALSE(classify({"distributed.worker - ERROR - Unable to allocate 6.34 EiB for an array with shape "
+                          "(7311138007168,) and data type float64"}, unknown).oom);
+    CHECK_FALSE(classify({"numpy.core._exceptions._ArrayMemoryError: Unable to allocate 8.00 EiB for an array"}, unknown).oom);
+    CHECK_FALSE(classify({"[bns_fasta2bntseq] Failed to allocate 0 bytes at bntseq.c line 303: Success"}, unknown).oom);
+    CHECK(classify({"numpy.core._exceptions._ArrayMemoryError: Unable to allocate 32.0 GiB for an array"}, unknown).oom);
+    // A runtime's size limits, a file the JVM could not map, the mlock limit.
+    CHECK_FALSE(classify({"FATAL ERROR: invalid table size Allocation failed - JavaScript heap out of memory"}, unknown).oom);
+    CHECK(classify({"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"}, unknown).oom);
+    CHECK_FALSE(classify({"Caused by: java.lang.OutOfMemoryError: Map failed"}, unknown).oom);
+    CHECK_FALSE(classify({"UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked "
+                          "memory (ulimit -l) to 'unlimited' (current: 64 kbytes)"}, unknown).oom);
+    // The JVM's report of a mapping it could not commit: memory only when the errno was ENOMEM.
+    const auto jvm = [](std::string errno_text) {
+        return std::vector<std::string>{
+            "OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x0000035ce1000000, 2555904, 1) failed; " + errno_text,
+            "#", "# There is insufficient memory for the Java Runtime Environment to continue.",
+            "# Native memory allocation (mmap) failed to map 2555904 bytes for committing reserved memory."};
+    };
+    CHECK_FALSE(classify(jvm("error='Operation not permitted' (errno=1)"), unknown).oom);
+    CHECK(classify(jvm("error='Cannot allocate memory' (errno=12)"), unknown).oom);
+    // A code signature the system refused, even when the output shows it after the kill.
+    const Verdict signed_kill = classify(
+        {"$ python3.9", "zsh: killed     python3.9", "$ codesign -v -vvv /opt/lib/python3.9/lib-dynload/zlib.so",
+         "/opt/lib/python3.9/lib-dynload/zlib.so: invalid signature (code or signature have been modified)"},
+        unknown);
+    CHECK_FALSE(signed_kill.oom);
+    CHECK(signed_kill.reason.find("code signature") != std::string::npos);
+}
