@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <span>
 #include <utility>
 
@@ -74,7 +75,7 @@ enum Anchor : int {
     kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
-    kDisappeared, kOutOf, kErrno,
+    kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -101,6 +102,7 @@ const std::vector<std::string> kAnchorTexts = {
     "KILL request", "kill request", "stop request", "ctl restart" /* supervisorctl, systemctl */, "ctl stop",
     "docker stop", "docker kill", "docker restart", "kill -9",
     "disappeared", "OutOf" /* ErrorOutOfDeviceMemory, ErrorOutOfHostMemory */, "(errno=",
+    "Processus arr\u00eat\u00e9" /* SIGKILL's strsignal in French */, "Get\u00f6tet" /* in German */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -200,9 +202,11 @@ bool systemd_oom_kill(std::string_view s) {
 }
 
 // The operating system refusing a binary for its code signature ("invalid signature (code or signature have
-// been modified)"): macOS SIGKILLs such a program as it starts.
+// been modified)", the kernel's "load code signature error 2 for file"): macOS SIGKILLs such a program as
+// it starts.
 bool signature_refused(std::string_view s) {
-    return has(s, "invalid signature") || has(s, "Code Signature Invalid") || has(s, "CODESIGNING");
+    return has(s, "invalid signature") || has(s, "Code Signature Invalid") || has(s, "CODESIGNING") ||
+           has(s, "code signature error");
 }
 
 // Another error in the output: a traceback, an exception, argparse's "error:", a crash, a refused signature.
@@ -273,9 +277,9 @@ bool elastic_minus_nine(std::string_view s) {
     return false;
 }
 
-// "exit code 137", "exit status -9", "exited with exit code 137".
-bool exit_number_is_sigkill(std::string_view s) {
-    if (!has(s, "137") && !has(s, "-9")) return false;
+// "exit code 137", "exit status -9", "exited with exit code 137": one of numbers.
+bool exit_number_is(std::string_view s, std::initializer_list<std::string_view> numbers) {
+    if (std::none_of(numbers.begin(), numbers.end(), [&](std::string_view n) { return has(s, n); })) return false;
     for (size_t at = s.find("exit"); at != std::string_view::npos; at = s.find("exit", at + 1)) {
         std::string_view rest = s.substr(at + 4);
         for (std::string_view filler : {"s with return", "ed with", " exit"})
@@ -285,12 +289,18 @@ bool exit_number_is_sigkill(std::string_view s) {
         if (word == std::end(kExitWords)) continue;
         rest.remove_prefix(word->size());
         rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(" :=")));
-        for (std::string_view number : {"137", "-9"})
+        for (std::string_view number : numbers)
             if (rest.starts_with(number) && (rest.size() == number.size() || !is_digit(rest[number.size()])))
                 return true;
     }
     return false;
 }
+
+bool exit_number_is_sigkill(std::string_view s) { return exit_number_is(s, {"137", "-9"}); }
+
+constexpr std::string_view kKilledLocalised[] = {"\u5df2\u6740\u6b7b", "Processus arr\u00eat\u00e9", "Get\u00f6tet"};
+// The word in bash's job report ("line 3: 4242 Killed  python train.py", "Zeile 3: 4242 Getötet  python").
+constexpr std::string_view kJobKilled[] = {"Killed", "killed", "Processus arr\u00eat\u00e9", "Get\u00f6tet"};
 
 // A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to the end of
 // output that had no newline yet (a tqdm bar's "...it/s]Killed", a counter's "Relation(0 0.0/s)Killed",
@@ -303,8 +313,10 @@ bool shell_killed(std::string_view s) {
         const char glued_to = t[t.size() - 7];
         if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
     }
-    if (t.ends_with("\u5df2\u6740\u6b7b")) return true;
-    for (std::string_view word : {"Killed", "killed"}) {
+    // bash's "Killed" in the user's language: zh_CN's "已杀死", fr's "Processus arrêté", de's "Getötet".
+    for (std::string_view word : kKilledLocalised)
+        if (t.ends_with(word)) return true;
+    for (std::string_view word : kJobKilled) {
         for (size_t at = t.find(word); at != std::string_view::npos; at = t.find(word, at + 1)) {
             const size_t end = at + word.size();
             if (at == 0 || t[at - 1] != ' ') continue;
@@ -362,10 +374,12 @@ bool sigkill_sign(std::string_view s, Bits found) {
     // GCC's driver: its compiler (cc1plus, lto1) died of SIGKILL, whose strsignal is "Killed". make -j's
     // compilers are the OOM killer's usual victims.
     if ((found & bit(kKilled)) && has(s, "Killed signal terminated program")) return true;
-    // GCC's other wording ("internal compiler error: Killed (program cc1plus)"); clang's driver for its
-    // linker or compiler ("clang-13: error: unable to execute command: Killed").
+    // GCC's other wording ("internal compiler error: Killed (program cc1plus)", in French "internal compiler
+    // error: Processus arrêté (program cc1plus)"); clang's driver for its linker or compiler ("clang-13: error:
+    // unable to execute command: Killed").
     if ((found & bit(kKilled)) && (has(s, "internal compiler error: Killed") || has(s, "unable to execute command: Killed")))
         return true;
+    if ((found & (bit(kKilledFr) | bit(kKilledDe))) && has(s, "internal compiler error: ")) return true;
     // A client whose server process vanished without a word (Gradle's "the daemon has disappeared", "Gradle
     // build daemon disappeared unexpectedly (it may have been killed or may have crashed)"), as Jupyter's
     // kernel "appears to have died".
@@ -378,7 +392,7 @@ bool sigkill_sign(std::string_view s, Bits found) {
     if (found & bit(kMpiExitCode)) return trim(s).ends_with("EXIT CODE: 9");  // MPICH's hydra: the rank's signal
     if ((found & bit(kKilled)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
     if (found & bit(kKernelDied)) return has(s, "kernel") && has(s, "appears to have died");  // Jupyter's notice
-    return (found & (bit(kKilled) | bit(kKilledZh))) && shell_killed(s);
+    return (found & (bit(kKilled) | bit(kKilledZh) | bit(kKilledFr) | bit(kKilledDe))) && shell_killed(s);
 }
 
 // A launcher's or scheduler's report of a process's end: the death's consequence, never a cause competing with it.
@@ -415,6 +429,9 @@ bool stop_from_outside(std::string_view s, Bits found) {
     if ((found & bit(kHarakiri)) && has(s, "HARAKIRI ON WORKER")) return true;
     if ((found & bit(kUnhealthy)) && health_check_kill(s)) return true;
     if (names_a_stop(s) && sigkill_sign(s, found)) return true;
+    // A process that exited 143 (128 + SIGTERM) was told to stop ("georchestra_cas_1 exited with code 143" as
+    // docker compose stops its services): a 137 beside it is the stop's escalation, SIGTERM then SIGKILL.
+    if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith))) && exit_number_is(s, {"143"})) return true;
     // A stop someone asked for: a runner handling a kill or stop request ("Handling KILL request"), or the
     // command that stops or restarts the process in a script's trace ("+ docker-compose exec web
     // supervisorctl restart all", "$ docker stop trainer", "kill -9 4242").
@@ -559,7 +576,8 @@ constexpr std::string_view kFailurePhrases[] = {
     "out of memory", "Out of memory", "Out of Memory", "Out Of Memory", "OUT OF MEMORY", "OutOfMemory", "Cannot allocate", "cannot allocate",
     "can't allocate", "ailed to allocate", "nable to allocate", "llocation failed", "alloc failed",
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
-    "esource exhausted", "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
+    "esource exhausted", "memory exhausted" /* R's "vector memory exhausted", GCC's "virtual memory exhausted" */,
+    "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
     "OutOfDeviceMemory", "OutOfHostMemory" /* Vulkan's VK_ERROR_OUT_OF_DEVICE_MEMORY as its bindings name it */,
     "ALLOCATION_FAILURE"};
 // Lines about other limits (a kernel launch's or compiler's resources, a disk, an API's quota,
@@ -709,10 +727,12 @@ bool bad_alloc(std::string_view s) { return has(s, "std::bad_alloc") && !looks_l
 // an array longer than the VM allows ("Requested array size exceeds VM limit": a size bug), nor a file
 // it could not map ("OutOfMemoryError: Map failed": address space or the map count, not the heap).
 bool jvm_out_of_memory(std::string_view s) {
-    // Gradle's account of its daemon: "Expiring Daemon because JVM heap space is exhausted", "stopped: JVM
+    // Gradle's account of its daemon: "Expiring Daemon because JVM heap space is exhausted", "Daemon will be
+    // stopped at the end of the build after running out of JVM heap space", "stopped: JVM
     // garbage collector thrashing and after running out of JVM memory", "stopped: since the JVM garbage
     // collector is thrashing" (its heap nearly full, the JVM spends its time collecting).
-    if ((has(s, "heap space") && has(s, "exhausted")) || has(s, "out of JVM memory")) return true;
+    if ((has(s, "heap space") && has(s, "exhausted")) || has(s, "out of JVM memory") || has(s, "out of JVM heap space"))
+        return true;
     if (has(s, "garbage collector") && has(s, "thrashing")) return true;
     if (!has(s, "OutOfMemoryError") || has(s, "native thread") || has(s, "VM limit") || has(s, "Map failed")) return false;
     return has(s, "java.lang.OutOfMemoryError") || has(s, "Java heap space") || has(s, "GC overhead limit") ||

@@ -935,3 +935,25 @@ TEST_CASE("round 11's families: kills glued to output, compilers' and Gradle's w
     CHECK_FALSE(signed_kill.oom);
     CHECK(signed_kill.reason.find("code signature") != std::string::npos);
 }
+
+TEST_CASE("round 12's families: a kill in the user's language, R's and GCC's exhausted memory, a stop's SIGTERM "
+          "exits, macOS's signature error", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"g++: internal compiler error: Processus arr\u00eat\u00e9 (program cc1plus)",
+                    "make: *** [obj/init.o] Erreur 4"}, unknown).kind == Kind::sigkill_probable);
+    CHECK(classify({"./train.sh: Zeile 3:  4242 Get\u00f6tet                 python train.py"}, unknown).kind ==
+          Kind::sigkill_probable);
+    CHECK_FALSE(classify({"g++: internal compiler error: Segmentation fault (program cc1plus)"}, unknown).oom);
+    CHECK(classify({"Error: vector memory exhausted (limit reached?)"}, unknown).kind == Kind::engine_allocator);
+    CHECK(classify({"virtual memory exhausted: Cannot allocate memory"}, unknown).oom);
+    CHECK(classify({"Daemon will be stopped at the end of the build after running out of JVM heap space"}, unknown).kind ==
+          Kind::engine_allocator);
+    // Services that exited 143 were told to stop; the 137s beside them are the stop's escalation.
+    const Verdict stopped = classify({"app_cas_1 exited with code 143", "app_database_1 exited with code 0",
+                                      "app_smtp_1 exited with code 137"}, ExitStatus::killed(9));
+    CHECK_FALSE(stopped.oom);
+    CHECK(stopped.reason.find("stop from outside") != std::string::npos);
+    CHECK(classify({"app_smtp_1 exited with code 137"}, ExitStatus::killed(9)).oom);
+    CHECK_FALSE(classify({"$ openfang --version", "Killed: 9",
+                          "kernel: load code signature error 2 for file \"openfang\""}, unknown).oom);
+}
