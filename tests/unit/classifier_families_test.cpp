@@ -149,11 +149,11 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 }
 
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed
-// or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 503/511 recall,
-// 36/418 false alarms, rounds 1-11 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52,
-// 8/51, round 9 at 22/25, 2/12, round 10 at 12/13, 0/4, round 11 at 57/68, 14/62, each before the rules
-// were revised on it); held-back, round 12 (35 logs from 34 projects, collected after those rules were
-// written, scored once): 14/18 recall, 5/17 false alarms.
+// or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 520/529 recall,
+// 39/435 false alarms, rounds 1-12 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52,
+// 8/51, round 9 at 22/25, 2/12, round 10 at 12/13, 0/4, round 11 at 57/68, 14/62, round 12 at 14/18,
+// 5/17, each before the rules were revised on it); held-back, round 13 (15 logs from 15 projects,
+// collected after those rules were written, scored once): 6/8 recall, 1/7 false alarms.
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -166,15 +166,15 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
         std::ofstream(fs::path(dir) / "classifier-families.txt") << text;
     }
     INFO(text);
-    CHECK(dev.all_recall.rate() >= 0.984);
-    CHECK(dev.all_false_alarm.rate() <= 0.087);
-    CHECK(held.all_recall.rate() >= 0.777);
-    CHECK(held.all_false_alarm.rate() <= 0.295);
+    CHECK(dev.all_recall.rate() >= 0.982);
+    CHECK(dev.all_false_alarm.rate() <= 0.090);
+    CHECK(held.all_recall.rate() >= 0.75);
+    CHECK(held.all_false_alarm.rate() <= 0.143);
 }
 
-// [!mayfail]: issue 14's targets on the held-back set are not met (round 12: recall 78%, false alarms
-// 29%, on 35 logs; round 11, 84%, 23%; round 10, 92%, 0% on 17 logs; round 9, 88%, 17%; round 8, 92%,
-// 16%; rounds 6 and 7, 85%, 16%): reported, not enforced.
+// [!mayfail]: issue 14's targets on the held-back set are not met (round 13: recall 75%, false alarms
+// 14%, on 15 logs; round 12, 78%, 29%; round 11, 84%, 23%; round 10, 92%, 0% on 17 logs; round 9, 88%,
+// 17%; round 8, 92%, 16%; rounds 6 and 7, 85%, 16%): reported, not enforced.
 TEST_CASE("the held-back set reaches recall 90% and false alarms 5%, in every family", "[classifier][families][!mayfail]") {
     const Score held = score(manifest(), "held");
     CHECK(held.all_recall.rate() >= kRecallTarget);
