@@ -1136,7 +1136,9 @@ void Classifier::note_context(Bits found, std::string_view line) {
     // An allocation that failed with another errno than ENOMEM ("os::commit_memory(...) failed; error='Operation
     // not permitted' (errno=1)", a hardened kernel refusing the mapping): the report that follows it ("Native
     // memory allocation (mmap) failed to map 2555904 bytes") is no memory running out.
-    if ((found & bit(kErrno)) && has(line, "failed") && !has(line, "(errno=12)")) refused_at_ = lines_;
+    if ((found & bit(kErrno)) && has(line, "failed") && !has(line, "(errno=12)") &&
+        (has(line, "memory") || has(line, "mmap") || has(line, "alloc")))
+        refused_at_ = lines_;
     if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
         signature_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
 }

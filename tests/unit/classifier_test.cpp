@@ -927,6 +927,9 @@ TEST_CASE("round 11's families: kills glued to output, compilers' and Gradle's w
     };
     CHECK_FALSE(classify(jvm("error='Operation not permitted' (errno=1)"), unknown).oom);
     CHECK(classify(jvm("error='Cannot allocate memory' (errno=12)"), unknown).oom);
+    // Another call's errno says nothing of an allocation after it.
+    CHECK(classify({"connect() failed; error='Connection refused' (errno=111)",
+                    "Failed to allocate 2147483648 bytes for the KV cache"}, unknown).oom);
     // A code signature the system refused, even when the output shows it after the kill.
     const Verdict signed_kill = classify(
         {"$ python3.9", "zsh: killed     python3.9", "$ codesign -v -vvv /opt/lib/python3.9/lib-dynload/zlib.so",
