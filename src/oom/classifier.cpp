@@ -110,6 +110,9 @@ constexpr Bits bit(Anchor anchor) { return Bits{1} << anchor; }
 constexpr Bits kErrorAnchors = bit(kTraceback) | bit(kErrorColon) | bit(kErrorLower) | bit(kException) |
                                    bit(kTerminateCalled) | bit(kSegfault) | bit(kCoreDumped) | bit(kFatalPython) |
                                    bit(kSignature);
+// A stop someone asked for (see stop_from_outside).
+constexpr Bits kStopRequestAnchors = bit(kKillRequestCaps) | bit(kKillRequest) | bit(kStopRequest) | bit(kCtlRestart) |
+                                     bit(kCtlStop) | bit(kDockerStop) | bit(kDockerKill) | bit(kDockerRestart) | bit(kKillNine);
 constexpr Bits kTimeoutAnchors = bit(kTimeoutCaps) | bit(kTimeoutWord) | bit(kTimedOut) | bit(kTimeLimit) | bit(kTimeLimitClass);
 
 constexpr size_t kHeadWindow = 16 * 1024;
@@ -298,9 +301,13 @@ bool exit_number_is(std::string_view s, std::initializer_list<std::string_view> 
 
 bool exit_number_is_sigkill(std::string_view s) { return exit_number_is(s, {"137", "-9"}); }
 
-constexpr std::string_view kKilledLocalised[] = {"\u5df2\u6740\u6b7b", "Processus arr\u00eat\u00e9", "Get\u00f6tet"};
-// The word in bash's job report ("line 3: 4242 Killed  python train.py", "Zeile 3: 4242 Getötet  python").
-constexpr std::string_view kJobKilled[] = {"Killed", "killed", "Processus arr\u00eat\u00e9", "Get\u00f6tet"};
+// SIGKILL's strsignal as bash prints it, in English and then in the user's language: fr's "Processus
+// arrêté", de's "Getötet", zh_CN's "已杀死" (its job report, "line 3: 4242 Killed  python", is known in
+// all but the last).
+constexpr std::string_view kKilledWords[] = {"Killed", "killed", "Processus arr\u00eat\u00e9", "Get\u00f6tet",
+                                             "\u5df2\u6740\u6b7b"};
+constexpr auto kKilledLocalised = std::span(kKilledWords).subspan(2);
+constexpr auto kJobKilled = std::span(kKilledWords).first(4);
 
 // A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to the end of
 // output that had no newline yet (a tqdm bar's "...it/s]Killed", a counter's "Relation(0 0.0/s)Killed",
@@ -313,7 +320,6 @@ bool shell_killed(std::string_view s) {
         const char glued_to = t[t.size() - 7];
         if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
     }
-    // bash's "Killed" in the user's language: zh_CN's "已杀死", fr's "Processus arrêté", de's "Getötet".
     for (std::string_view word : kKilledLocalised)
         if (t.ends_with(word)) return true;
     for (std::string_view word : kJobKilled) {
@@ -435,9 +441,7 @@ bool stop_from_outside(std::string_view s, Bits found) {
     // A stop someone asked for: a runner handling a kill or stop request ("Handling KILL request"), or the
     // command that stops or restarts the process in a script's trace ("+ docker-compose exec web
     // supervisorctl restart all", "$ docker stop trainer", "kill -9 4242").
-    if (found & (bit(kKillRequestCaps) | bit(kKillRequest) | bit(kStopRequest) | bit(kCtlRestart) | bit(kCtlStop) |
-                 bit(kDockerStop) | bit(kDockerKill) | bit(kDockerRestart) | bit(kKillNine)))
-        return true;
+    if (found & kStopRequestAnchors) return true;
     if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
                    bit(kStopping) | bit(kLowOnMemory))))
         return false;
