@@ -75,7 +75,7 @@ enum Anchor : int {
     kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
-    kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe,
+    kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -103,6 +103,7 @@ const std::vector<std::string> kAnchorTexts = {
     "docker stop", "docker kill", "docker restart", "kill -9",
     "disappeared", "OutOf" /* ErrorOutOfDeviceMemory, ErrorOutOfHostMemory */, "(errno=",
     "Processus arr\u00eat\u00e9" /* SIGKILL's strsignal in French */, "Get\u00f6tet" /* in German */,
+    "nlarge memory" /* Emscripten's "Cannot enlarge memory arrays" */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -583,7 +584,8 @@ constexpr std::string_view kFailurePhrases[] = {
     "esource exhausted", "memory exhausted" /* R's "vector memory exhausted", GCC's "virtual memory exhausted" */,
     "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
     "OutOfDeviceMemory", "OutOfHostMemory" /* Vulkan's VK_ERROR_OUT_OF_DEVICE_MEMORY as its bindings name it */,
-    "ALLOCATION_FAILURE"};
+    "ALLOCATION_FAILURE",
+    "nlarge memory" /* a heap that could not grow: Emscripten's "Cannot enlarge memory arrays" */};
 // Lines about other limits (a kernel launch's or compiler's resources, a disk, an API's quota,
 // a JVM's threads; its heap has its own rule, jvm_out_of_memory), a driver
 // that could not start (cuInit), TensorRT's builder timing tactics in its virtual memory buffer (it skips a
@@ -712,8 +714,14 @@ bool bare_out_of_memory(std::string_view s) {
     return t == "Out of memory" || t == "out of memory" || t == "OUT OF MEMORY";
 }
 
+// A runtime that could not commit the pages it had reserved ("ghc: internal error: Unable to commit
+// 1048576 bytes of memory"): the commit is the allocation.
+bool commit_failed(std::string_view s) {
+    return (has(s, "nable to commit") || has(s, "ailed to commit") || has(s, "ould not commit")) && has(s, "of memory");
+}
+
 bool allocation_failure(std::string_view s) {
-    if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
+    if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
         any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
@@ -761,7 +769,8 @@ constexpr Bits kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryClass) |
                                      bit(kAllocFailedLower) | bit(kInsufficient) | bit(kNotEnoughMemory) |
                                      bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory) |
                                      bit(kOutOfMemoryCaps) | bit(kAllocationFailure) | bit(kOfMemoryCapital) |
-                                     bit(kAllocLower) | bit(kAllocCapital) | bit(kOutOf);
+                                     bit(kAllocLower) | bit(kAllocCapital) | bit(kOutOf) |
+                                     bit(kEnlargeMemory);
 
 // The messages that decide by themselves, by family and most specific first within it: the first
 // rule that matches names the kind ("torch.OutOfMemoryError: HIP out of memory" is HIP). The

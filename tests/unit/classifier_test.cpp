@@ -960,3 +960,14 @@ TEST_CASE("round 12's families: a kill in the user's language, R's and GCC's exh
     CHECK_FALSE(classify({"$ openfang --version", "Killed: 9",
                           "kernel: load code signature error 2 for file \"openfang\""}, unknown).oom);
 }
+
+TEST_CASE("round 13's families: a runtime that could not commit memory, a heap that could not grow",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"ghc: internal error: Unable to commit 1048576 bytes of memory",
+                    "    (GHC version 8.6.4 for x86_64_unknown_linux)"}, ExitStatus::killed(6)).kind == Kind::engine_allocator);
+    CHECK_FALSE(classify({"error: Unable to commit transaction: 1048576 bytes written"}, unknown).oom);
+    CHECK(classify({"abort(\"Cannot enlarge memory arrays. Either (1) compile with  -s TOTAL_MEMORY=X  with X higher "
+                    "than the current value 67108864, (2) compile with  -s ALLOW_MEMORY_GROWTH=1  which adj"}, unknown)
+              .kind == Kind::engine_allocator);
+}
