@@ -75,7 +75,7 @@ enum Anchor : int {
     kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
-    kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory,
+    kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kDueToMemory,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -104,6 +104,7 @@ const std::vector<std::string> kAnchorTexts = {
     "disappeared", "OutOf" /* ErrorOutOfDeviceMemory, ErrorOutOfHostMemory */, "(errno=",
     "Processus arr\u00eat\u00e9" /* SIGKILL's strsignal in French */, "Get\u00f6tet" /* in German */,
     "nlarge memory" /* Emscripten's "Cannot enlarge memory arrays" */,
+    "ENOMEM", "RESOURCE_TYPE_MEMORY" /* iOS's EXC_RESOURCE */, "ue to memory" /* "Terminated due to memory issue" */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -118,6 +119,7 @@ constexpr Bits kTimeoutAnchors = bit(kTimeoutCaps) | bit(kTimeoutWord) | bit(kTi
 
 constexpr size_t kHeadWindow = 16 * 1024;
 constexpr size_t kTailWindow = 1024;
+constexpr int kStackStopServices = 3;  // services exiting 137 together: a stack stopped, not OOM kills
 constexpr size_t kWrapMinColumns = 60;  // only lines this long can have been wrapped
 constexpr size_t kWrapSeam = 32;        // bytes either side of a line break searched for a split anchor
 constexpr size_t kWrapJoin = 400;       // bytes of each side joined to look for a wrapped message
@@ -320,6 +322,8 @@ bool shell_killed(std::string_view s) {
     if (t.size() > 6 && t.ends_with("Killed")) {
         const char glued_to = t[t.size() - 7];
         if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
+        // make's report of a recipe that died of it: "make[1]: *** [ghc.mk:4: LicenseId.p_o] Killed".
+        if (has(t, ": *** [") && t.ends_with("] Killed")) return true;
     }
     for (std::string_view word : kKilledLocalised)
         if (t.ends_with(word)) return true;
@@ -374,9 +378,21 @@ bool names_signal_nine(std::string_view s) {
     return false;
 }
 
+// "signal SIGKILL", and as runners quote it: yarn's 'Command failed with signal "SIGKILL"', Node's
+// "signal: 'SIGKILL'".
+bool signal_sigkill(std::string_view s) {
+    for (size_t at = s.find("SIGKILL"); at != std::string_view::npos; at = s.find("SIGKILL", at + 1)) {
+        if (at == 0) continue;
+        const size_t last = s.find_last_not_of(" :'\"=", at - 1);
+        if (last != std::string_view::npos && last >= 5 && s.substr(last - 5, 6) == "signal") return true;
+    }
+    return false;
+}
+
 bool sigkill_sign(std::string_view s, Bits found) {
     if ((found & bit(kSigkill)) && (names_signal_nine(s) || has(s, "Signals.SIGKILL") || has(s, "was sent SIGKILL") ||
-                                    (has(s, "signal SIGKILL") && !has(s, "closing signal") && !has(s, "Sending"))))
+                                    has(s, "killed (i.e. SIGKILL)") /* cabal's */ ||
+                                    (signal_sigkill(s) && !has(s, "closing signal") && !has(s, "Sending"))))
         return true;
     // GCC's driver: its compiler (cc1plus, lto1) died of SIGKILL, whose strsignal is "Killed". make -j's
     // compilers are the OOM killer's usual victims.
@@ -499,6 +515,9 @@ bool batch_memory_limit(std::string_view s) {
     if (has(s, "over memory limit") || has(s, "over the memory limit") || has(s, "over its memory limit")) return true;
     if (!has(s, "xceeded")) return false;
     const bool memory = has(s, "vmem") || has(s, "mem ") || has(s, "memory") || has(s, "Memory");
+    // Not a query told to spill to disk (MongoDB's "Sort exceeded memory limit of 104857600 bytes, but did not
+    // opt in to external sorting"): the server refused the query and went on.
+    if (has(s, "allowDiskUse") || has(s, "external sort")) return false;
     return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
 }
 
@@ -585,7 +604,9 @@ constexpr std::string_view kFailurePhrases[] = {
     "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
     "OutOfDeviceMemory", "OutOfHostMemory" /* Vulkan's VK_ERROR_OUT_OF_DEVICE_MEMORY as its bindings name it */,
     "ALLOCATION_FAILURE",
-    "nlarge memory" /* a heap that could not grow: Emscripten's "Cannot enlarge memory arrays" */};
+    "nlarge memory" /* a heap that could not grow: Emscripten's "Cannot enlarge memory arrays" */,
+    "ouldn't allocate", "ould not allocate", "ytes exhausted" /* PHP's "Allowed memory size of N bytes exhausted" */,
+    "eap exhausted" /* GHC's "Heap exhausted;" */, "xhausted heap" /* the Dart VM's "Exhausted heap space" */};
 // Lines about other limits (a kernel launch's or compiler's resources, a disk, an API's quota,
 // a JVM's threads; its heap has its own rule, jvm_out_of_memory), a driver
 // that could not start (cuInit), TensorRT's builder timing tactics in its virtual memory buffer (it skips a
@@ -595,6 +616,12 @@ constexpr std::string_view kNotAnAllocation[] = {
     "shared memory", "too many resources", "ptxas", "register", "No space left", "disk", "Disk", "vmem", "VMEM",
     "SMEM", "tactic", "Tactic", "virtualMemoryBuffer", "cuInit", "Java heap", "java.lang", "OUT_OF_RESOURCES", "necessary resources", "StatusCode.", "static TLS", "quota", "Quota", "rate limit", "Rate limit", "not a failure", "NVRM", "nvgpu", "cma_alloc", "Killed process", "Kill process", "oom-kill",
     "oom_kill",
+    // A scheduler that could not place a pod ("FailedScheduling: 0/8 nodes are available: 8 Insufficient
+    // memory"): nothing ran. SQLite's misleading "unable to open database file: out of memory (14)", its code
+    // 14 being CANTOPEN. A device lost to a GPU page fault that MoltenVK labels VK_ERROR_OUT_OF_DEVICE_MEMORY.
+    "FailedScheduling", "nodes are available", "nable to open", "PageFault", "Page Fault", "Address Fault",
+    // A failure the program says it went on from ("Not enough memory to train LightGBM... Skipping this model.").
+    "Skipping", "skipping",
     // A runtime's size limit, not its heap running out (V8's "invalid table size Allocation failed - JavaScript
     // heap out of memory": a Map or Set past its largest capacity), as the JVM's "Requested array size
     // exceeds VM limit" is.
@@ -608,7 +635,7 @@ constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "ons
 constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe"};
 constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
-    "terminat", "abort", "Abort"};
+    "terminat", "abort", "Abort", "eason: " /* dlib's "code: 2, reason: out of memory" */};
 
 // An allocation larger than this is a size bug (an overflow, an uninitialised length), not memory running
 // out: more than any GPU and nearly any host has ("Failed to allocate 7663872811008 bytes", 7 TiB).
@@ -707,11 +734,16 @@ bool exhausted_status_only(std::string_view s) {
            !has(s, "OOM") && !has(s, "lloc");
 }
 
-// A program whose last words are the phrase alone (Perl's "Out of memory!").
+// A program whose last words are the phrase alone (Perl's "Out of memory!", the Dart VM's "Out of Memory"),
+// or a message that begins with it ("> Not enough memory to run compilation.", Kotlin's compiler under
+// Gradle's arrow).
 bool bare_out_of_memory(std::string_view s) {
     std::string_view t = trim(s);
+    while (t.starts_with('>')) t = trim(t.substr(1));
     if (t.ends_with('!') || t.ends_with('.')) t.remove_suffix(1);
-    return t == "Out of memory" || t == "out of memory" || t == "OUT OF MEMORY";
+    for (std::string_view phrase : {"Out of memory", "Out of Memory", "out of memory", "OUT OF MEMORY", "Not enough memory"})
+        if (t == phrase || (t.starts_with(phrase) && t.substr(phrase.size()).starts_with(" to "))) return true;
+    return false;
 }
 
 // A runtime that could not commit the pages it had reserved ("ghc: internal error: Unable to commit
@@ -758,6 +790,25 @@ bool kv_cache_does_not_fit(std::string_view s) {
                                   has(s, "ot enough memory") || has(s, "No available memory"));
 }
 
+// iOS's memory limit (jetsam) ending an app: Xcode's "Terminated due to memory issue", the crash report's
+// "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)". The kernel's kill, as Linux's OOM killer's.
+bool jetsam_kill(std::string_view s) {
+    return has(s, "Terminated due to memory") || (has(s, "EXC_RESOURCE") && has(s, "RESOURCE_TYPE_MEMORY"));
+}
+
+// ENOMEM as a runtime names the errno in its error ("Error: spawn ENOMEM", Node's fork of a worker;
+// "code: 'ENOMEM'"), not a system call trace's "= -1 ENOMEM", which says so in words the enomem rule reads.
+bool errno_name_enomem(std::string_view s) {
+    if (has(s, "= -1 ENOMEM") || looks_like_code(s) || any_of(s, kWarning)) return false;
+    return has(s, "Error: ") || has(s, "code: 'ENOMEM'") || has(s, "code: \"ENOMEM\"") || has(s, "errno: 'ENOMEM'");
+}
+
+// A job watchdog's kill for a memory measure, not a limit's name: CMS's WMAgent "Job has exceeded maxPSS:
+// 23997 MB", "exceeded maxRSS".
+bool exceeded_resident_memory(std::string_view s) {
+    return has(s, "xceeded") && (has(s, "PSS") || has(s, "RSS")) && has_size(s);
+}
+
 struct Rule {
     Bits anchors;
     Kind kind;
@@ -770,7 +821,7 @@ constexpr Bits kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryClass) |
                                      bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory) |
                                      bit(kOutOfMemoryCaps) | bit(kAllocationFailure) | bit(kOfMemoryCapital) |
                                      bit(kAllocLower) | bit(kAllocCapital) | bit(kOutOf) |
-                                     bit(kEnlargeMemory);
+                                     bit(kEnlargeMemory) | bit(kHeapSpace);
 
 // The messages that decide by themselves, by family and most specific first within it: the first
 // rule that matches names the kind ("torch.OutOfMemoryError: HIP out of memory" is HIP). The
@@ -800,6 +851,7 @@ const std::array kMessageRules = {
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) {
              return has(s, "Cannot allocate memory") && !any_of(s, kLocksMemory) && !any_of(s, kWarning);
          }},
+    Rule{bit(kEnomem), Kind::enomem, errno_name_enomem},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     // library: C++'s and the JVM's allocation failures (before the monitors: "GC overhead limit exceeded").
     Rule{bit(kBadAlloc), Kind::engine_allocator, bad_alloc},
@@ -808,10 +860,13 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
     // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
     // limit at some point", Ray's summary counting 0 kills, docker inspect's "OOMKilled": false.
+    // kernel-kill: iOS's memory limit.
+    Rule{bit(kJetsam) | bit(kDueToMemory), Kind::kernel_oom_kill, jetsam_kill},
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
     Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
+    Rule{bit(kExceeded), Kind::monitor_kill, exceeded_resident_memory},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness) |
              bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus) | bit(kMemoryRestart),
@@ -1146,6 +1201,16 @@ void Classifier::note_context(Bits found, std::string_view line) {
     // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
     if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;
     if (!termination_ && !srun_task_ended_ && stop_from_outside(line, found)) termination_ = evidence_text(line);
+    // Services that all exited 137 at once, line after line ("kobo-docker_redis_main_1 exited with code 137",
+    // then its MongoDB's and PostgreSQL's): docker compose stopping a stack whose services ignored SIGTERM. The
+    // OOM killer takes one process at a time.
+    if ((found & bit(kExitedWith)) && exit_number_is(line, {"137"})) {
+        stack_kills_ = stack_kill_line_ + 1 == lines_ ? stack_kills_ + 1 : 1;
+        stack_kill_line_ = lines_;
+        if (stack_kills_ == kStackStopServices && !termination_)
+            termination_ = std::to_string(kStackStopServices) + " services exited with code 137 on consecutive lines, the last " +
+                           evidence_text(line);
+    }
     // An allocation that failed with another errno than ENOMEM ("os::commit_memory(...) failed; error='Operation
     // not permitted' (errno=1)", a hardened kernel refusing the mapping): the report that follows it ("Native
     // memory allocation (mmap) failed to map 2555904 bytes") is no memory running out.

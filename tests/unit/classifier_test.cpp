@@ -971,3 +971,56 @@ TEST_CASE("round 13's families: a runtime that could not commit memory, a heap t
                     "than the current value 67108864, (2) compile with  -s ALLOW_MEMORY_GROWTH=1  which adj"}, unknown)
               .kind == Kind::engine_allocator);
 }
+
+TEST_CASE("round 14's families: allocation failures in more words, iOS's memory limit, a watchdog's PSS, kills as make, "
+          "yarn and cabal report them; a pod never placed, SQLite's open failure, a stack's stop", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const std::string line : {
+             "samtools sort: couldn't allocate memory for bam_mem",
+             "STDOUT: Fatal error: Allowed memory size of 1073741824 bytes exhausted (tried to allocate 72 bytes) in "
+             "phar:///usr/local/bin/composer/src/Composer/DependencyResolver/Decisions.php on line 40",
+             "Dec 06 17:08:16 pursuit pursuit[1133]: pursuit: Heap exhausted;",
+             "[7:59:40 PM] [Analyzer] [Error] Exhausted heap space, trying to allocate 1537632 bytes.",
+             "code: 2, reason: out of memory",
+             "   > Not enough memory to run compilation. Try to increase it via 'gradle.properties':",
+             "Out of Memory",
+         }) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::engine_allocator);
+    }
+    CHECK(classify({"Error: spawn ENOMEM", "    at ChildProcess.spawn (internal/child_process.js:394:11)"}, unknown).kind ==
+          Kind::enomem);
+    CHECK_FALSE(classify({"Not enough memory to train LightGBM... Skipping this model."}, unknown).oom);
+    CHECK_FALSE(classify({"checking whether there is not enough memory to run the tests"}, unknown).oom);
+    // iOS's memory limit is the kernel's kill; CMS's watchdog's kill for a job's PSS is a monitor's.
+    CHECK(classify({"Message from debugger: Terminated due to memory issue"}, unknown).kind == Kind::kernel_oom_kill);
+    CHECK(classify({"EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)"}, unknown).kind == Kind::kernel_oom_kill);
+    CHECK(classify({"PerformanceKill (Exit code: 50660)", "Job has exceeded maxPSS: 23997 MB"}, unknown).kind ==
+          Kind::monitor_kill);
+    // Kills as make, yarn and cabal report them.
+    for (const std::vector<std::string>& lines : std::vector<std::vector<std::string>>{
+             {"make[1]: *** [libraries/Cabal/Cabal/ghc.mk:4: libraries/Cabal/Cabal/dist-install/build/LicenseId.p_o] Killed",
+              "make[1]: *** Waiting for unfinished jobs...."},
+             {"$ webpack", "error Command failed with signal \"SIGKILL\"."},
+             {"cabal: Failed to build trustee-0 (which is required by exe:trustee from",
+              "trustee-0). The build process was killed (i.e. SIGKILL). The typical reason"},
+         }) {
+        INFO(lines.front());
+        CHECK(classify(lines, unknown).kind == Kind::sigkill_probable);
+    }
+    CHECK_FALSE(classify({"make: *** [all] Error 2 (target was Killed)"}, unknown).oom);
+    // Look-alikes: a pod never placed, SQLite's failed open, a query told to spill, a GPU page fault, a stack's stop.
+    CHECK_FALSE(classify({"FailedScheduling: 0/8 nodes are available: 8 Insufficient cpu, 8 Insufficient memory"}, unknown).oom);
+    CHECK_FALSE(classify({"Error: unable to open database file: out of memory (14)"}, unknown).oom);
+    CHECK_FALSE(classify({"Sort exceeded memory limit of 104857600 bytes, but did not opt in to external sorting. Aborting "
+                          "operation. Pass allowDiskUse:true to opt in."}, unknown).oom);
+    CHECK_FALSE(classify({"[mvk-error] VK_ERROR_OUT_OF_DEVICE_MEMORY: Lost VkDevice after MTLCommandBuffer execution failed "
+                          "(code 3): Caused GPU Address Fault Error (0000000b:kIOGPUCommandBufferCallbackErrorPageFault)"},
+                         unknown).oom);
+    const Verdict stack = classify({"app_redis_1 exited with code 137", "app_mongo_1 exited with code 137",
+                                    "app_postgres_1 exited with code 137"}, ExitStatus::killed(9));
+    CHECK_FALSE(stack.oom);
+    CHECK(stack.reason.find("stop from outside") != std::string::npos);
+    CHECK(classify({"app_redis_1 exited with code 137", "Aborting on container exit...",
+                    "app_mongo_1 exited with code 137"}, ExitStatus::killed(9)).oom);
+}
