@@ -76,6 +76,7 @@ enum Anchor : int {
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
     kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kDueToMemory,
+    kSigint, kConnectionLost, kConnectionClosed,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -105,6 +106,7 @@ const std::vector<std::string> kAnchorTexts = {
     "Processus arr\u00eat\u00e9" /* SIGKILL's strsignal in French */, "Get\u00f6tet" /* in German */,
     "nlarge memory" /* Emscripten's "Cannot enlarge memory arrays" */,
     "ENOMEM", "RESOURCE_TYPE_MEMORY" /* iOS's EXC_RESOURCE */, "ue to memory" /* "Terminated due to memory issue" */,
+    "SIGINT", "connection to the server was lost", "closed the connection unexpectedly" /* psql's, its server gone */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -390,6 +392,8 @@ bool signal_sigkill(std::string_view s) {
 }
 
 bool sigkill_sign(std::string_view s, Bits found) {
+    // "collect2: error: ld terminated with signal 9 [Killed]" names the number and the word, not SIGKILL.
+    if ((found & bit(kKilled)) && names_signal_nine(s)) return true;
     if ((found & bit(kSigkill)) && (names_signal_nine(s) || has(s, "Signals.SIGKILL") || has(s, "was sent SIGKILL") ||
                                     has(s, "killed (i.e. SIGKILL)") /* cabal's */ ||
                                     (signal_sigkill(s) && !has(s, "closing signal") && !has(s, "Sending"))))
@@ -408,6 +412,9 @@ bool sigkill_sign(std::string_view s, Bits found) {
     // kernel "appears to have died".
     if ((found & bit(kDisappeared)) && (has(s, "daemon has disappeared") || has(s, "daemon disappeared unexpectedly")))
         return true;
+    // psql's server gone mid-query ("server closed the connection unexpectedly", "The connection to the server
+    // was lost. Attempting reset"): the backend the OOM killer takes on a small machine.
+    if (found & (bit(kConnectionLost) | bit(kConnectionClosed))) return has(s, "erver closed the connection") || has(s, "Attempting reset");
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
@@ -419,8 +426,10 @@ bool sigkill_sign(std::string_view s, Bits found) {
 }
 
 // A launcher's or scheduler's report of a process's end: the death's consequence, never a cause competing with it.
+// GCC's assembler reading a compiler killed mid-output through -pipe ("{standard input}:913986: Error: unknown
+// pseudo-op"): the kill's consequence too.
 bool death_report(std::string_view s) {
-    return has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") || parse_srun_task_end(s);
+    return has(s, "{standard input}:") || has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") || parse_srun_task_end(s);
 }
 
 // Kubernetes' reason for a container's end, when it is not OOMKilled: the runtime says OOMKilled for
@@ -459,6 +468,10 @@ bool stop_from_outside(std::string_view s, Bits found) {
     // command that stops or restarts the process in a script's trace ("+ docker-compose exec web
     // supervisorctl restart all", "$ docker stop trainer", "kill -9 4242").
     if (found & kStopRequestAnchors) return true;
+    // SIGINT sent or received: an interrupt, a user's or a runner's cancelling the job ("Sending SIGINT to process
+    // 8440" as Azure Pipelines' agent cancels a step at its time limit).
+    if ((found & bit(kSigint)) && (has(s, "Sending SIGINT") || has(s, "sent SIGINT") || has(s, "eceived SIGINT")))
+        return true;
     if (!(found & (bit(kCancelled) | bit(kSigterm) | bit(kGotSignal) | bit(kDeathSignal) | bit(kPreemption) |
                    bit(kStopping) | bit(kLowOnMemory))))
         return false;
@@ -606,7 +619,8 @@ constexpr std::string_view kFailurePhrases[] = {
     "ALLOCATION_FAILURE",
     "nlarge memory" /* a heap that could not grow: Emscripten's "Cannot enlarge memory arrays" */,
     "ouldn't allocate", "ould not allocate", "ytes exhausted" /* PHP's "Allowed memory size of N bytes exhausted" */,
-    "eap exhausted" /* GHC's "Heap exhausted;" */, "xhausted heap" /* the Dart VM's "Exhausted heap space" */};
+    "eap exhausted" /* GHC's "Heap exhausted;" */, "xhausted heap" /* the Dart VM's "Exhausted heap space" */,
+    "ut of heap" /* MSVC's "fatal error C1060: compiler is out of heap space" */};
 // Lines about other limits (a kernel launch's or compiler's resources, a disk, an API's quota,
 // a JVM's threads; its heap has its own rule, jvm_out_of_memory), a driver
 // that could not start (cuInit), TensorRT's builder timing tactics in its virtual memory buffer (it skips a
@@ -620,6 +634,9 @@ constexpr std::string_view kNotAnAllocation[] = {
     // memory"): nothing ran. SQLite's misleading "unable to open database file: out of memory (14)", its code
     // 14 being CANTOPEN. A device lost to a GPU page fault that MoltenVK labels VK_ERROR_OUT_OF_DEVICE_MEMORY.
     "FailedScheduling", "nodes are available", "nable to open", "PageFault", "Page Fault", "Address Fault",
+    // NVENC's status 10 (NV_ENC_ERR_OUT_OF_MEMORY) opening an encode session: its answer to a GPU past its
+    // session limit or a driver without NVENC ("OpenEncodeSessionEx failed: out of memory (10)").
+    "EncodeSession",
     // A failure the program says it went on from ("Not enough memory to train LightGBM... Skipping this model.").
     "Skipping", "skipping",
     // A runtime's size limit, not its heap running out (V8's "invalid table size Allocation failed - JavaScript
@@ -635,7 +652,8 @@ constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "ons
 constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe"};
 constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
-    "terminat", "abort", "Abort", "eason: " /* dlib's "code: 2, reason: out of memory" */};
+    "terminat", "abort", "Abort", "eason: " /* dlib's "code: 2, reason: out of memory" */,
+    "ran out of" /* a report that it did: Metaflow's "Task ran out of memory." */};
 
 // An allocation larger than this is a size bug (an overflow, an uninitialised length), not memory running
 // out: more than any GPU and nearly any host has ("Failed to allocate 7663872811008 bytes", 7 TiB).

@@ -1024,3 +1024,31 @@ TEST_CASE("round 14's families: allocation failures in more words, iOS's memory 
     CHECK(classify({"app_redis_1 exited with code 137", "Aborting on container exit...",
                     "app_mongo_1 exited with code 137"}, ExitStatus::killed(9)).oom);
 }
+
+TEST_CASE("round 15's families: a compiler out of heap, a report that it ran out, kills as collect2 and psql see them, "
+          "the assembler after a -pipe compiler's kill; NVENC's sessions, a runner's SIGINT", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"fatal error C1060: compiler is out of heap space"}, unknown).kind == Kind::engine_allocator);
+    CHECK(classify({"Task ran out of memory. Increase the available memory for the step."}, unknown).oom);
+    CHECK(classify({"collect2: error: ld terminated with signal 9 [Killed]"}, unknown).kind == Kind::sigkill_probable);
+    CHECK(classify({"server closed the connection unexpectedly", "\tThis probably means the server terminated abnormally",
+                    "The connection to the server was lost. Attempting reset: Failed."}, unknown).kind ==
+          Kind::sigkill_probable);
+    CHECK_FALSE(classify({"psql: error: connection to server at \"db\" (10.0.0.5), port 5432 failed: Connection refused"},
+                         unknown).oom);
+    // With -pipe, the assembler reads what the killed compiler had written so far: its errors are the kill's
+    // consequence, not a competing cause.
+    const Verdict piped = classify({"{standard input}: Assembler messages:",
+                                    "{standard input}:913986: Error: unknown pseudo-op: `.b'",
+                                    "g++: internal compiler error: Killed (program cc1plus)"}, unknown);
+    CHECK(piped.kind == Kind::sigkill_probable);
+    CHECK_FALSE(classify({"regtest.cpp:12: error: 'foo' was not declared in this scope",
+                          "g++: internal compiler error: Killed (program cc1plus)"}, unknown).oom);
+    // NVENC's "out of memory" opening a session is its session limit; a runner's SIGINT before a 137 is a stop.
+    CHECK_FALSE(classify({"[h264_nvenc @ 0x5601aa5b40c0] OpenEncodeSessionEx failed: out of memory (10)"}, unknown).oom);
+    const Verdict cancelled = classify({"[INFO ProcessInvokerWrapper] Sending SIGINT to process 8440.",
+                                        "[INFO ProcessInvokerWrapper] Exited process 8245 with exit code 137"},
+                                       ExitStatus::killed(9));
+    CHECK_FALSE(cancelled.oom);
+    CHECK(cancelled.reason.find("stop from outside") != std::string::npos);
+}
