@@ -75,8 +75,8 @@ enum Anchor : int {
     kTimeLimit, kTimeLimitClass, kBadAlloc, kOfMemorySnake, kOomReaper, kFailcnt, kTotalVm, kSignature, kBadness,
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
-    kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kDueToMemory,
-    kSigint, kConnectionLost, kConnectionClosed,
+    kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kTerminatedDue,
+    kSigint, kAttemptingReset, kConnectionClosed,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -104,9 +104,11 @@ const std::vector<std::string> kAnchorTexts = {
     "docker stop", "docker kill", "docker restart", "kill -9",
     "disappeared", "OutOf" /* ErrorOutOfDeviceMemory, ErrorOutOfHostMemory */, "(errno=",
     "Processus arr\u00eat\u00e9" /* SIGKILL's strsignal in French */, "Get\u00f6tet" /* in German */,
-    "nlarge memory" /* Emscripten's "Cannot enlarge memory arrays" */,
-    "ENOMEM", "RESOURCE_TYPE_MEMORY" /* iOS's EXC_RESOURCE */, "ue to memory" /* "Terminated due to memory issue" */,
-    "SIGINT", "connection to the server was lost", "closed the connection unexpectedly" /* psql's, its server gone */,
+    // Each anchor is found through its rarest byte pair (util/literal_set.hpp): "Cannot enlarge" rather than
+    // "enlarge memory", whose rarest pair, "me", is in every other line.
+    "Cannot enlarge" /* Emscripten's "Cannot enlarge memory arrays" */,
+    "ENOMEM", "RESOURCE_TYPE_MEMORY" /* iOS's EXC_RESOURCE */, "Terminated due" /* "Terminated due to memory issue" */,
+    "SIGINT", "Attempting reset", "closed the connection unexpectedly" /* psql's, its server gone */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -414,7 +416,7 @@ bool sigkill_sign(std::string_view s, Bits found) {
         return true;
     // psql's server gone mid-query ("server closed the connection unexpectedly", "The connection to the server
     // was lost. Attempting reset"): the backend the OOM killer takes on a small machine.
-    if (found & (bit(kConnectionLost) | bit(kConnectionClosed))) return has(s, "erver closed the connection") || has(s, "Attempting reset");
+    if (found & (bit(kAttemptingReset) | bit(kConnectionClosed))) return has(s, "erver closed the connection") || has(s, "Attempting reset");
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
@@ -879,7 +881,7 @@ const std::array kMessageRules = {
     // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
     // limit at some point", Ray's summary counting 0 kills, docker inspect's "OOMKilled": false.
     // kernel-kill: iOS's memory limit.
-    Rule{bit(kJetsam) | bit(kDueToMemory), Kind::kernel_oom_kill, jetsam_kill},
+    Rule{bit(kJetsam) | bit(kTerminatedDue), Kind::kernel_oom_kill, jetsam_kill},
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
