@@ -416,7 +416,8 @@ bool sigkill_sign(std::string_view s, Bits found) {
         return true;
     // psql's server gone mid-query ("server closed the connection unexpectedly", "The connection to the server
     // was lost. Attempting reset"): the backend the OOM killer takes on a small machine.
-    if (found & (bit(kAttemptingReset) | bit(kConnectionClosed))) return has(s, "erver closed the connection") || has(s, "Attempting reset");
+    if (found & (bit(kAttemptingReset) | bit(kConnectionClosed)))
+        return has(s, "erver closed the connection") || has(s, "Attempting reset");
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
@@ -431,7 +432,8 @@ bool sigkill_sign(std::string_view s, Bits found) {
 // GCC's assembler reading a compiler killed mid-output through -pipe ("{standard input}:913986: Error: unknown
 // pseudo-op"): the kill's consequence too.
 bool death_report(std::string_view s) {
-    return has(s, "{standard input}:") || has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") || parse_srun_task_end(s);
+    return has(s, "{standard input}:") || has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") ||
+           parse_srun_task_end(s);
 }
 
 // Kubernetes' reason for a container's end, when it is not OOMKilled: the runtime says OOMKilled for
@@ -773,7 +775,8 @@ bool commit_failed(std::string_view s) {
 }
 
 bool allocation_failure(std::string_view s) {
-    if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) || (has(s, "alloc") && request_exceeds_memory(s))) ||
+    if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
+          (has(s, "alloc") && request_exceeds_memory(s))) ||
         any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
@@ -878,10 +881,10 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemoryClass) | bit(kHeapSpace) | bit(kJvmMemory) | bit(kThrashing), Kind::engine_allocator, jvm_out_of_memory},
     // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
     Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
-    // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
-    // limit at some point", Ray's summary counting 0 kills, docker inspect's "OOMKilled": false.
     // kernel-kill: iOS's memory limit.
     Rule{bit(kJetsam) | bit(kTerminatedDue), Kind::kernel_oom_kill, jetsam_kill},
+    // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
+    // limit at some point", Ray's summary counting 0 kills, docker inspect's "OOMKilled": false.
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
@@ -1228,8 +1231,8 @@ void Classifier::note_context(Bits found, std::string_view line) {
         stack_kills_ = stack_kill_line_ + 1 == lines_ ? stack_kills_ + 1 : 1;
         stack_kill_line_ = lines_;
         if (stack_kills_ == kStackStopServices && !termination_)
-            termination_ = std::to_string(kStackStopServices) + " services exited with code 137 on consecutive lines, the last " +
-                           evidence_text(line);
+            termination_ = std::to_string(kStackStopServices) +
+                           " services exited with code 137 on consecutive lines, the last " + evidence_text(line);
     }
     // An allocation that failed with another errno than ENOMEM ("os::commit_memory(...) failed; error='Operation
     // not permitted' (errno=1)", a hardened kernel refusing the mapping): the report that follows it ("Native
