@@ -71,6 +71,28 @@ def wait_for(predicate, timeout, interval=0.05):
     return predicate()
 
 
+def mem_available():
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    pytest.skip("no MemAvailable in /proc/meminfo")
+
+
+def settled_mem_available(step=64 << 20, interval=0.5, timeout=20):
+    """MemAvailable once it has stopped moving (two readings `interval` apart within `step` bytes): the
+    memory tests set their floor from it, and a previous test's processes still exiting would free
+    memory after the reading and keep the pool above the floor."""
+    previous = mem_available()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(interval)
+        now = mem_available()
+        if abs(now - previous) < step:
+            return now
+        previous = now
+    return previous
+
+
 @pytest.fixture
 def memory_cgroup():
     """A fresh cgroup v1 memory cgroup; yields (path, set_limit). Removed afterwards, its processes killed."""

@@ -6,23 +6,15 @@ and the ladder must finish the run at a batch that fits. The test's memory is bo
 floor: the trainer never gets more than the headroom plus half a GB."""
 import json
 import signal
-from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, TRAINERS, read_events, read_report, sparkguard
+from conftest import PYTHON, TRAINERS, read_events, read_report, settled_mem_available, sparkguard
 
 MEM_HOG = TRAINERS / "mem_hog.py"
 HEADROOM_GB = 4.0    # the floor this far under MemAvailable now
 GB_PER_SAMPLE = 1.5  # batch 8 and 4 need more than the headroom (12, 6 GB); batch 2 (3 GB) fits
 OVERSHOOT_GB = 0.5
-
-
-def mem_available():
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    pytest.skip("no MemAvailable in /proc/meminfo")
 
 
 def hog(out):
@@ -40,7 +32,7 @@ def lowest_available_seen(out):
 
 
 def test_the_guard_kills_a_runaway_trainer_near_the_floor_and_the_ladder_finishes(tmp_path):
-    available = mem_available()
+    available = settled_mem_available()
     if available < (HEADROOM_GB + 4) * 1e9:
         pytest.skip("needs 8 GB of MemAvailable")
     floor_gb = available / 1e9 - HEADROOM_GB

@@ -6,25 +6,19 @@ the smallest node's budget before the first launch.
 Both nodes of the bed are namespaces of one machine, so they read one /proc/meminfo: the guard test's
 ranks (tests/trainers/mem_hog.py, batch x 0.4 GB each) both draw on the pool both guards watch, and
 whichever guard reads the pool under its floor first kills its own rank. Which node that is, is the
-machine's choice, not the test's. Run alone (ctest RUN_SERIAL): the floor is set from MemAvailable at
-the test's start."""
+machine's choice, not the test's. Each step holds its peak for HOLD_SECONDS: a shorter peak can pass
+between two of the guard's readings. Run alone (ctest RUN_SERIAL): the floor is set from MemAvailable
+at the test's start, once it has settled."""
 import json
 import signal
-from pathlib import Path
 
 import pytest
-from conftest import PYTHON, SPARKGUARD, TRAINERS, base_env, read_events, read_report
+from conftest import PYTHON, SPARKGUARD, TRAINERS, base_env, read_events, read_report, settled_mem_available
 
 MEM_HOG = TRAINERS / "mem_hog.py"
 GB_PER_SAMPLE = 0.4  # per rank: batch 8 maps 3.2 GB, batch 4 1.6 GB; two ranks: 6.4 and 3.2 GB
 HEADROOM_GB = 4.8    # the floor this far under MemAvailable now
-
-
-def mem_available():
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    pytest.skip("no MemAvailable in /proc/meminfo")
+HOLD_SECONDS = 2     # each step holds its peak this long: longer than the guard's slowest reading interval (1 s)
 
 
 def sparkguard_in(bed, *args, env=None, timeout=300):
@@ -42,7 +36,7 @@ def thermal_attempts(run, host):
 
 
 def test_a_nodes_guard_kill_relaunches_the_whole_job_one_rung_down(slurm_bed, tmp_path):
-    available = mem_available()
+    available = settled_mem_available()
     if available < (HEADROOM_GB + 4) * 1e9:
         pytest.skip("needs 8.8 GB of MemAvailable")
     floor_gb = available / 1e9 - HEADROOM_GB
@@ -50,11 +44,13 @@ def test_a_nodes_guard_kill_relaunches_the_whole_job_one_rung_down(slurm_bed, tm
     result = sparkguard_in(slurm_bed, "run", "--run-dir", run, "--memory-floor", f"{floor_gb:.3f}", "--ladder", "smaller-batch",
                            "--thermal-interval", 1, "--profile", "generic", "--batch", 8, "--grad-accum", 1, "--",
                            "srun", "-N2", "-n2", "--ntasks-per-node", "1", PYTHON, MEM_HOG, "--batch", "{batch_size}",
-                           "--grad-accum", "{grad_accum}", "--gb-per-sample", GB_PER_SAMPLE, "--steps", 2, "--output_dir", out)
+                           "--grad-accum", "{grad_accum}", "--gb-per-sample", GB_PER_SAMPLE, "--steps", 2,
+                           "--hold-seconds", HOLD_SECONDS, "--output_dir", out)
     assert result.returncode == 0, result.stderr[-4000:]
     report = read_report(run)
     attempts = report["attempts"]
-    assert [a["config"]["batch_size"] for a in attempts] == [8, 4], attempts
+    assert [a["config"]["batch_size"] for a in attempts] == [8, 4], (f"MemAvailable {available / 1e9:.2f} GB at the start, "
+                                                                     f"floor {floor_gb:.2f} GB", attempts)
     first = attempts[0]
     assert first["outcome"] == "oom" and first["oom_kind"] == "memory-guard" and first["confidence"] == "certain", first
     assert (first["node"], first["rank"]) in (("node1", "0"), ("node2", "1")), first

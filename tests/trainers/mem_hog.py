@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A stand-in trainer that eats the memory pool the way a runaway fine-tune on unified memory does:
 each step maps and touches (MAP_POPULATE) batch x --gb-per-sample GB of anonymous memory in 256 MB
-chunks, as fast as the kernel can hand them out, then frees it. After every chunk it appends the
+chunks, as fast as the kernel can hand them out, holds it for --hold-seconds (a step's compute), then
+frees it. After every chunk it appends the
 system's MemAvailable to OUTPUT_DIR/available.jsonl, so that a test knows how low the pool went
 while this process lived. Exits 0 after --steps steps.
 
@@ -13,6 +14,7 @@ import json
 import mmap
 import os
 import sys
+import time
 
 CHUNK = 256 * 1024 * 1024
 
@@ -40,6 +42,7 @@ def main():
     parser.add_argument("--grad-accum", type=int, default=1)
     parser.add_argument("--gb-per-sample", type=float, required=True)
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--hold-seconds", type=float, default=0.0)
     parser.add_argument("--output_dir", required=True)
     args = parser.parse_args()
     os.makedirs(args.output_dir, exist_ok=True)
@@ -52,6 +55,7 @@ def main():
         for _ in range(chunks):
             held.append(mmap.mmap(-1, CHUNK, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE))
             record.write(json.dumps({"attempt": attempt, "pid": os.getpid(), "available": mem_available()}) + "\n")
+        time.sleep(args.hold_seconds)
         for chunk in held:
             chunk.close()
         print(f"step {step}/{args.steps}", flush=True)
