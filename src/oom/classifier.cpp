@@ -416,8 +416,9 @@ bool sigkill_sign(std::string_view s, Bits found) {
         return true;
     // psql's server gone mid-query ("server closed the connection unexpectedly", "The connection to the server
     // was lost. Attempting reset"): the backend the OOM killer takes on a small machine.
-    if (found & (bit(kAttemptingReset) | bit(kConnectionClosed)))
-        return has(s, "erver closed the connection") || has(s, "Attempting reset");
+    if ((found & (bit(kAttemptingReset) | bit(kConnectionClosed))) &&
+        (has(s, "erver closed the connection") || has(s, "Attempting reset")))
+        return true;
     if ((found & bit(kExitcode)) && elastic_minus_nine(s)) return true;
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;

@@ -9,8 +9,8 @@ import os
 import signal
 import subprocess
 
-from conftest import HF_TRAIN, PYTHON, SPARKGUARD, base_env, pid_alive, read_attempts, read_events, read_report, \
-    sparkguard, wait_for
+from conftest import HF_TRAIN, PYTHON, SPARKGUARD, base_env, mem_available, pid_alive, read_attempts, read_events, \
+    read_report, sparkguard, wait_for
 
 
 def trainer(out):
@@ -66,7 +66,7 @@ def test_a_lost_host_relaunches_the_same_configuration_once_then_takes_the_next_
 
 
 def test_a_host_lost_with_the_pool_in_the_warning_band_is_an_oom_at_once(tmp_path):
-    available_gb = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemAvailable:")) * 1024 / 1e9
+    available_gb = mem_available() / 1e9
     run, out, boot = tmp_path / "run", tmp_path / "out", tmp_path / "boot_id"
     # A floor at 60% of MemAvailable: never reached, but its warning band (twice the floor) is
     # above MemAvailable, so the guard writes memory-low events all along, as before a wedge.
