@@ -648,6 +648,11 @@ constexpr std::string_view kNotAnAllocation[] = {
     // heap out of memory": a Map or Set past its largest capacity), as the JVM's "Requested array size
     // exceeds VM limit" is.
     "invalid table size", "invalid array length", "invalid string length"};
+// A shared file a process could not map ("RuntimeError: unable to mmap 4096 bytes from file
+// </torch_362873_3123855485_63350>: Cannot allocate memory (12)", a DataLoader worker's tensor in shared
+// memory): a shared mapping takes no memory when it is made, so its ENOMEM is the map count
+// (vm.max_map_count) or the address space, not memory running out; the JVM's "Map failed" is the same.
+bool maps_a_file(std::string_view s) { return has(s, "unable to mmap") && has(s, "from file"); }
 // Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK, ulimit -l's "max locked memory"): a limit on
 // locking, not memory running out.
 constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory"};
@@ -778,7 +783,8 @@ bool commit_failed(std::string_view s) {
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
+        any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kWarning) || any_of(s, kGuess) ||
+        looks_like_code(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (impossible_size(s) || exhausted_status_only(s)) return false;
@@ -871,9 +877,9 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory) | bit(kOom), Kind::xla, xla},
     Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
     // Not RLIMIT_MEMLOCK ("warning: failed to mlock ... Cannot allocate memory", "Error locking page at
-    // 0x7f23b4089000: Cannot allocate memory"), nor a warning.
+    // 0x7f23b4089000: Cannot allocate memory"), nor a shared file's mapping, nor a warning.
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) {
-             return has(s, "Cannot allocate memory") && !any_of(s, kLocksMemory) && !any_of(s, kWarning);
+             return has(s, "Cannot allocate memory") && !any_of(s, kLocksMemory) && !any_of(s, kWarning) && !maps_a_file(s);
          }},
     Rule{bit(kEnomem), Kind::enomem, errno_name_enomem},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},

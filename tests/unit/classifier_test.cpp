@@ -49,7 +49,8 @@ TEST_CASE("each kind is recognised from its own message", "[classifier]") {
     CHECK(kind_of("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.31 GiB.") == Kind::hip);
     CHECK(kind_of("RuntimeError: MPS backend out of memory (MPS allocated: 5.56 GB, other allocations: 1.10 GB)") == Kind::mps);
     CHECK(kind_of("OSError: [Errno 12] Cannot allocate memory") == Kind::enomem);
-    CHECK(kind_of("RuntimeError: unable to mmap 1024 bytes from file </torch_123_456>: Cannot allocate memory (12)") == Kind::dataloader_fork);
+    CHECK(kind_of("RuntimeError: DataLoader worker (pid 4242) exited unexpectedly: OSError: [Errno 12] Cannot allocate memory") ==
+          Kind::dataloader_fork);
     CHECK(kind_of("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.00 TiB for an array") == Kind::python_memory_error);
     CHECK(kind_of("MemoryError") == Kind::python_memory_error);
 }
@@ -916,6 +917,11 @@ TEST_CASE("round 11's families: kills glued to output, compilers' and Gradle's w
     CHECK_FALSE(classify({"FATAL ERROR: invalid table size Allocation failed - JavaScript heap out of memory"}, unknown).oom);
     CHECK(classify({"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"}, unknown).oom);
     CHECK_FALSE(classify({"Caused by: java.lang.OutOfMemoryError: Map failed"}, unknown).oom);
+    // ... nor a shared file a DataLoader worker could not map (vm.max_map_count), however it is worded.
+    CHECK_FALSE(classify({"RuntimeError: unable to mmap 4096 bytes from file </torch_362873_3123855485_63350>: Cannot "
+                          "allocate memory (12)"}, unknown).oom);
+    CHECK_FALSE(classify({"RuntimeError: unable to mmap 8216 bytes from file <filename not specified>: Cannot allocate "
+                          "memory (12)"}, unknown).oom);
     CHECK_FALSE(classify({"UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked "
                           "memory (ulimit -l) to 'unlimited' (current: 64 kbytes)"}, unknown).oom);
     // The JVM's report of a mapping it could not commit: memory only when the errno was ENOMEM.
