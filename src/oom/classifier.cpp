@@ -76,7 +76,7 @@ enum Anchor : int {
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
     kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kTerminatedDue,
-    kSigint, kAttemptingReset, kConnectionClosed,
+    kSigint, kAttemptingReset, kConnectionClosed, kKillSignal, kPagingFile,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -109,6 +109,7 @@ const std::vector<std::string> kAnchorTexts = {
     "Cannot enlarge" /* Emscripten's "Cannot enlarge memory arrays" */,
     "ENOMEM", "RESOURCE_TYPE_MEMORY" /* iOS's EXC_RESOURCE */, "Terminated due" /* "Terminated due to memory issue" */,
     "SIGINT", "Attempting reset", "closed the connection unexpectedly" /* psql's, its server gone */,
+    "Kill signal" /* nvcc's "'cicc' died due to signal 9 (Kill signal)" */, "The paging file",
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -235,18 +236,16 @@ bool bare_label(std::string_view s) {
 
 bool xla(std::string_view s) {
     return has(s, "RESOURCE_EXHAUSTED: Out of memory") || has(s, "Resource exhausted: Out of memory") ||
-           has(s, "Ran out of memory in memory space hbm") || has(s, "OOM when allocating");
+           has(s, "Ran out of memory in memory space hbm") || has(s, "OOM when allocating") ||
+           (has(s, "ResourceExhaustedError") && has(s, ": OOM"));  // "errors_impl.ResourceExhaustedError: OOM"
 }
 
 bool cpu_allocator(std::string_view s) {
     return has(s, "DefaultCPUAllocator: can't allocate memory") || has(s, "DefaultCPUAllocator: not enough memory");
 }
 
-bool impossible_size(std::string_view s);
-
 // Python's MemoryError as the exception of a traceback's last line, or NumPy's variant.
 bool python_memory_error(std::string_view s) {
-    if (impossible_size(s)) return false;  // "Unable to allocate 6.34 EiB": a size bug
     if (has(s, "MemoryError: Unable to allocate") || has(s, "_ArrayMemoryError")) return true;
     const std::string_view t = trim(s);
     for (size_t at = t.find("MemoryError"); at != std::string_view::npos; at = t.find("MemoryError", at + 1)) {
@@ -324,7 +323,9 @@ bool shell_killed(std::string_view s) {
     const std::string_view t = trim(s);
     if (t == "Killed" || t == "killed" || t.starts_with("Killed: 9")) return true;
     if (t.size() > 6 && t.ends_with("Killed")) {
-        const char glued_to = t[t.size() - 7];
+        // Or after the padding of a bar that drew its last frame: "49% ▕███▌   ▏ (~4.2 minutes remaining)  Killed".
+        const std::string_view before = t.substr(0, t.find_last_not_of(' ', t.size() - 7) + 1);
+        const char glued_to = before.empty() ? ' ' : before.back();
         if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
         // make's report of a recipe that died of it: "make[1]: *** [ghc.mk:4: LicenseId.p_o] Killed".
         if (has(t, ": *** [") && t.ends_with("] Killed")) return true;
@@ -393,9 +394,16 @@ bool signal_sigkill(std::string_view s) {
     return false;
 }
 
+// A program's report that its child died of signal 9, in the number alone: nvcc's "'cicc' died due to signal
+// 9 (Kill signal)", "%Error: Verilator threw signal 9", swiftc's "compile command failed due to signal 9".
+bool died_of_signal_nine(std::string_view s) {
+    return names_signal_nine(s) && (has(s, "died") || has(s, "threw") || has(s, "failed due to"));
+}
+
 bool sigkill_sign(std::string_view s, Bits found) {
     // "collect2: error: ld terminated with signal 9 [Killed]" names the number and the word, not SIGKILL.
     if ((found & bit(kKilled)) && names_signal_nine(s)) return true;
+    if ((found & (bit(kKillSignal) | bit(kErrorColon) | bit(kErrorLower))) && died_of_signal_nine(s)) return true;
     if ((found & bit(kSigkill)) && (names_signal_nine(s) || has(s, "Signals.SIGKILL") || has(s, "was sent SIGKILL") ||
                                     has(s, "killed (i.e. SIGKILL)") /* cabal's */ ||
                                     (signal_sigkill(s) && !has(s, "closing signal") && !has(s, "Sending"))))
@@ -536,6 +544,9 @@ bool batch_memory_limit(std::string_view s) {
     // Not a query told to spill to disk (MongoDB's "Sort exceeded memory limit of 104857600 bytes, but did not
     // opt in to external sorting"): the server refused the query and went on.
     if (has(s, "allowDiskUse") || has(s, "external sort")) return false;
+    // Nor a request refused before anything ran: a namespace's quota ('pods "x" is forbidden: exceeded quota:
+    // ..., requested: limits.memory=4Gi'), Cloud Foundry's "You have exceeded your organization's memory limit".
+    if (has(s, "quota") || has(s, "organization's memory limit")) return false;
     return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
 }
 
@@ -605,7 +616,8 @@ bool framework_memory_monitor(std::string_view s) {
     return oom_killed(s) || has(s, "container oom") || oomd_kill || user_space_killer ||
            has(s, "low on resource: memory") ||
            (has(s, "beyond") && has(s, "memory limits")) || has(s, "for exceeding memory limits") ||
-           has(s, "session crashed after using all available RAM");
+           has(s, "session crashed after using all available RAM") ||
+           has(s, "due to memory limit") /* isolated-vm's "Isolate was disposed during execution due to memory limit" */;
 }
 
 // --- The library family's backstop: an allocation failure in an engine's own words ("ggml_aligned_malloc:
@@ -647,15 +659,33 @@ constexpr std::string_view kNotAnAllocation[] = {
     // A runtime's size limit, not its heap running out (V8's "invalid table size Allocation failed - JavaScript
     // heap out of memory": a Map or Set past its largest capacity), as the JVM's "Requested array size
     // exceeds VM limit" is.
-    "invalid table size", "invalid array length", "invalid string length"};
+    "invalid table size", "invalid array length", "invalid string length",
+    // A WebAssembly memory V8 could not reserve ("RangeError: WebAssembly.Memory(): could not allocate memory",
+    // "WebAssembly.Instance(): Out of memory: wasm memory"): on 64-bit it reserves 8 GiB or more of address space
+    // for each, which ulimit -v refuses long before memory runs out.
+    "WebAssembly.",
+    // The kernel's slab allocator failing one of its own allocations ("SLUB: Unable to allocate memory on node
+    // -1 (gfp=0x8020)"), as its "page allocation failure" is: the kernel goes on; a process it killed for
+    // memory has its OOM killer's report.
+    "SLUB: "};
 // A shared file a process could not map ("RuntimeError: unable to mmap 4096 bytes from file
 // </torch_362873_3123855485_63350>: Cannot allocate memory (12)", a DataLoader worker's tensor in shared
 // memory): a shared mapping takes no memory when it is made, so its ENOMEM is the map count
-// (vm.max_map_count) or the address space, not memory running out; the JVM's "Map failed" is the same.
-bool maps_a_file(std::string_view s) { return has(s, "unable to mmap") && has(s, "from file"); }
+// (vm.max_map_count) or the address space, not memory running out; the JVM's "Map failed" is the same, and
+// so is the dynamic loader's "failed to map segment from shared object: Cannot allocate memory" (a library's
+// file mapped under ulimit -v or SGE's h_vmem).
+bool maps_a_file(std::string_view s) {
+    return (has(s, "unable to mmap") && has(s, "from file")) || has(s, "map segment from shared object");
+}
+// A thread that could not be started ("ghc: failed to create OS thread: Cannot allocate memory",
+// "pthread_create failed"): its stack is reserved address space, so its ENOMEM is ulimit -v or a limit on
+// threads, as the JVM's "unable to create new native thread" is.
+constexpr std::string_view kThreadLimit[] = {"OS thread", "native thread", "pthread_create", "create thread", "new thread"};
 // Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK, ulimit -l's "max locked memory"): a limit on
 // locking, not memory running out.
-constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory"};
+// io_uring's rings and registered buffers count against RLIMIT_MEMLOCK (before Linux 5.12 and with
+// registered buffers still): "io_uring_setup(...) = -1 ENOMEM (Cannot allocate memory)".
+constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory", "io_uring"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 // A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
@@ -749,10 +779,40 @@ bool advice_before_failure(std::string_view s) {
     return advice < failure;
 }
 
-// A size no allocation runs out at: more than any machine has, or nothing ("Failed to allocate 0 bytes").
+// A size below zero: a length that wrapped ("internal error: Unable to commit -1604321280 bytes of memory").
+bool negative_size(std::string_view s) {
+    for (size_t at = s.find('-'); at != std::string_view::npos; at = s.find('-', at + 1)) {
+        if (at + 1 == s.size() || !is_digit(s[at + 1]) || (at > 0 && s[at - 1] != ' ' && s[at - 1] != '(')) continue;
+        size_t end = at + 1;
+        while (end < s.size() && (is_digit(s[end]) || s[end] == '.')) ++end;
+        while (end < s.size() && s[end] == ' ') ++end;
+        if (largest_size(s.substr(at + 1, end - at - 1 + 5)) > 0) return true;  // the number and its unit
+    }
+    return false;
+}
+
+// A size no allocation runs out at: more than any machine has, nothing ("Failed to allocate 0 bytes"), or
+// less than nothing.
 bool impossible_size(std::string_view s) {
     const double bytes = largest_size(s);
-    return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B ")));
+    return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B "))) || negative_size(s);
+}
+
+// A database's limit on what one query or user may take, which refuses that query and goes on: ClickHouse's
+// "Memory limit (for query) exceeded" and "(for user)" (not "(total)", the server's own, set from the machine's
+// memory), CockroachDB's "memory budget exceeded: 10240 bytes requested", Neo4j's
+// "MemoryPoolOutOfMemoryError" (dbms.memory.transaction.total.max), as MongoDB's allowDiskUse is.
+// A debugger's notice of an exception thrown, caught or not (Visual Studio's first-chance "Exception thrown:
+// 'System.OutOfMemoryException' in System.Drawing.dll", "Exception thrown at 0x00007FF8 in app.exe: Microsoft C++
+// exception: std::bad_alloc"): it says nothing of the program's end. System.Drawing throws OutOfMemoryException
+// for a file that is not an image.
+bool first_chance_exception(std::string_view s) {
+    return has(s, "Exception thrown: '") || (has(s, "Exception thrown at 0x") && has(s, "exception:"));
+}
+
+bool query_memory_limit(std::string_view s) {
+    return has(s, "Memory limit (for query)") || has(s, "Memory limit (for user)") ||
+           (has(s, "memory budget exceeded") && has(s, "requested")) || has(s, "MemoryPoolOutOfMemoryError");
 }
 
 // The status RESOURCE_EXHAUSTED (gRPC's, absl's) alone covers quotas, bandwidth, message sizes: it is an
@@ -783,11 +843,11 @@ bool commit_failed(std::string_view s) {
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kWarning) || any_of(s, kGuess) ||
-        looks_like_code(s))
+        any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kThreadLimit) ||
+        any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
-    if (impossible_size(s) || exhausted_status_only(s)) return false;
+    if (exhausted_status_only(s)) return false;
     return has_size(s) || any_of(s, kFailureContext) || bare_out_of_memory(s);
 }
 
@@ -839,6 +899,11 @@ bool exceeded_resident_memory(std::string_view s) {
     return has(s, "xceeded") && (has(s, "PSS") || has(s, "RSS")) && has_size(s);
 }
 
+// A platform's account of an exit that names its cause: Cloud Foundry's "Exited with status 137 (out of memory)".
+bool exit_named_out_of_memory(std::string_view s) {
+    return (has(s, "xited with status 137") || exit_number_is_sigkill(s)) && has(s, "(out of memory)");
+}
+
 struct Rule {
     Bits anchors;
     Kind kind;
@@ -868,6 +933,11 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory), Kind::nccl, [](std::string_view s) {
              return has(s, "out of memory'") && (has(s, "Cuda failure") || has(s, "NCCL"));
          }},
+    // NCCL's own allocation of device memory ("NCCL WARN Failed to CUDA calloc 6291456 bytes"): NCCL reports its
+    // errors as WARN lines.
+    Rule{bit(kAllocLower), Kind::nccl, [](std::string_view s) {
+             return has(s, "Failed to CUDA calloc") || has(s, "Failed to CUDA malloc");
+         }},
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryClass), Kind::cuda_allocator, cuda_allocator},
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryCaps) | bit(kMemoryAllocation), Kind::cuda_runtime, cuda_runtime},
     Rule{bit(kMemCreate) | bit(kMemCreateSnake) | bit(kAllocLower) | bit(kAllocCapital), Kind::cuda_runtime, cuda_status_two},
@@ -879,9 +949,14 @@ const std::array kMessageRules = {
     // Not RLIMIT_MEMLOCK ("warning: failed to mlock ... Cannot allocate memory", "Error locking page at
     // 0x7f23b4089000: Cannot allocate memory"), nor a shared file's mapping, nor a warning.
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) {
-             return has(s, "Cannot allocate memory") && !any_of(s, kLocksMemory) && !any_of(s, kWarning) && !maps_a_file(s);
+             return has(s, "Cannot allocate memory") && !any_of(s, kLocksMemory) && !any_of(s, kWarning) && !maps_a_file(s) &&
+                    !any_of(s, kThreadLimit);
          }},
     Rule{bit(kEnomem), Kind::enomem, errno_name_enomem},
+    // Windows' ERROR_COMMITMENT_LIMIT (1455), its ENOMEM: RAM and the paging file are spoken for.
+    Rule{bit(kPagingFile), Kind::enomem, [](std::string_view s) {
+             return has(s, "paging file is too small") && !any_of(s, kWarning);
+         }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     // library: C++'s and the JVM's allocation failures (before the monitors: "GC overhead limit exceeded").
     Rule{bit(kBadAlloc), Kind::engine_allocator, bad_alloc},
@@ -897,6 +972,7 @@ const std::array kMessageRules = {
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
     Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
     Rule{bit(kExceeded), Kind::monitor_kill, exceeded_resident_memory},
+    Rule{bit(kOutOfMemory), Kind::monitor_kill, exit_named_out_of_memory},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness) |
              bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus) | bit(kMemoryRestart),
@@ -1079,7 +1155,12 @@ bool Classifier::feed(std::string_view line) {
         remember_tail(text);
         return *decided;
     }
-    auto evidence = found ? match(text, found) : std::nullopt;
+    // An indented line goes on the record its unindented first line began: a warning's detail is the warning's
+    // (glommio's "WARN ... Error: registering buffers in the main ring. Skipping", then "    message: \"Cannot
+    // allocate memory\",").
+    const bool indented = line.starts_with(' ') || line.starts_with('\t');
+    if (!indented) in_warning_ = any_of(text, kWarning);
+    auto evidence = found && !(indented && in_warning_) ? match(text, found) : std::nullopt;
     note_engine_failure(text, evidence && evidence->kind == Kind::engine_allocator);
     const bool end_state = evidence && evidence->kind == Kind::monitor_kill && !memory_end_ && memory_end_state(text);
     if (end_state) memory_end_ = Evidence{evidence->kind, evidence->strength, evidence_text(text), lines_, training_, 0};
@@ -1255,9 +1336,17 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
     Evidence e;
     e.line = lines_;
     e.in_training = training_;
+    if (query_memory_limit(text) || first_chance_exception(text)) return std::nullopt;
     const bool refused = refused_at_ && lines_ - *refused_at_ <= kRetryLines;
+    // A size no allocation runs out at decides against every allocation's rule, not only the backstop's ("CUDA
+    // out of memory. Tried to allocate 1048475.67 GiB": an index that overflowed); a monitor's report may name
+    // a process's virtual memory ("43.0 GB of 47.6 TB virtual memory used").
+    const bool impossible = impossible_size(text);
     for (const auto& rule : kMessageRules) {
-        if (!(found & rule.anchors) || (refused && rule.kind == Kind::engine_allocator) || !rule.test(text)) continue;
+        const bool allocation = family_of(rule.kind) == Family::allocator || family_of(rule.kind) == Family::library;
+        if (!(found & rule.anchors) || (refused && rule.kind == Kind::engine_allocator) || (impossible && allocation) ||
+            !rule.test(text))
+            continue;
         e.kind = rule.kind;
         e.strength = Strength::message;
         if (e.kind == Kind::enomem && (lines_ <= fork_context_until_ || has(text, "DataLoader") || has(text, "/torch_")))

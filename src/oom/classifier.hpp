@@ -191,6 +191,7 @@ private:
     std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)
     std::optional<Evidence> signature_;        // the first code signature the system refused (macOS kills the binary)
     std::optional<long long> refused_at_;      // the latest allocation that failed with an errno other than ENOMEM
+    bool in_warning_ = false;  // the record the latest unindented line began is a warning
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
     int stack_kills_ = 0;              // services that reported exit 137 on consecutive lines (a stack's stop)
     long long stack_kill_line_ = 0;    // the line of the latest of them

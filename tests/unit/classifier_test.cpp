@@ -1058,3 +1058,65 @@ TEST_CASE("round 15's families: a compiler out of heap, a report that it ran out
     CHECK_FALSE(cancelled.oom);
     CHECK(cancelled.reason.find("stop from outside") != std::string::npos);
 }
+
+TEST_CASE("round 17's families: NCCL's device allocations, TensorFlow's bare OOM, Windows' commit limit, exits and "
+          "kills in their own words; limits that are not memory running out", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"  Failed to CUDA calloc 8388608 bytes"}, unknown).kind == Kind::nccl);
+    CHECK(classify({"node:2134736:2285781 [0] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes"}, unknown).kind ==
+          Kind::nccl);
+    CHECK(classify({"tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM"}, unknown).kind == Kind::xla);
+    CHECK_FALSE(classify({"tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]"},
+                         unknown).oom);
+    CHECK(classify({"c1xx: note: the system returned code 1455: The paging file is too small for this operation to complete."},
+                   unknown).kind == Kind::enomem);
+    CHECK(classify({"Exited with status 137 (out of memory)"}, unknown).kind == Kind::monitor_kill);
+    CHECK(classify({"Error: Isolate was disposed during execution due to memory limit"}, unknown).kind == Kind::monitor_kill);
+    for (const std::string line : {"nvcc error   : 'cicc' died due to signal 9 (Kill signal)",
+                                    "%Error: Verilator threw signal 9. Suggest trying --debug --gdbbt",
+                                    " 49% ▕██████▌      ▏ (~4.2 minutes remaining)  Killed", "#13 346.1 Killed"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::sigkill_probable);
+    }
+    CHECK_FALSE(classify({"%Error: Verilator threw signal 11. Suggest trying --debug --gdbbt"}, unknown).oom);
+    CHECK_FALSE(classify({"Status: Killed"}, unknown).oom);
+    // Sizes no allocation runs out at, for every allocator's rule; a monitor's report of virtual memory is no request.
+    CHECK_FALSE(classify({"RuntimeError: CUDA out of memory. Tried to allocate 1048475.67 GiB (GPU 0; 23.69 GiB total "
+                          "capacity; 1.2 GiB already allocated)"}, unknown).oom);
+    CHECK_FALSE(classify({"\"<interactive>: internal error: Unable to commit -1604321280 bytes of memory"}, unknown).oom);
+    CHECK(classify({"ghc: internal error: Unable to commit 1604321280 bytes of memory"}, unknown).oom);
+    CHECK(classify({"Container [pid=8788] is running beyond physical memory limits. Current usage: 9.8 GB of 9.8 GB physical "
+                    "memory used; 43.0 GB of 47.6 TB virtual memory used. Killing container."}, unknown).kind ==
+          Kind::monitor_kill);
+    // A database's limit for one query or user, a quota refused before anything ran.
+    for (const std::string line : {
+             "Error: Memory limit (for user) exceeded: would use 89.61 GiB (attempt to allocate chunk of 4744104 bytes), maximum: 89.60 GiB.",
+             "ERROR: windower-limited: memory budget exceeded: 10240 bytes requested, 67102720 currently allocated, 67108864 bytes in budget",
+             "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+             "Error from server (Forbidden): pods \"x\" is forbidden: exceeded quota: mem, requested: limits.memory=4Gi, used: "
+             "limits.memory=14Gi, limited: limits.memory=16Gi",
+             "You have exceeded your organization's memory limit: app requested more memory than available"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    CHECK(classify({"DB::Exception: Memory limit (total) exceeded: would use 111.23 GiB (attempt to allocate chunk of 4194480 "
+                    "bytes), maximum: 111.19 GiB"}, unknown).oom);
+    // Address space and locked memory, not memory: threads, a library's segments, WebAssembly's reservations, io_uring.
+    for (const std::string line : {
+             "ghc: failed to create OS thread: Cannot allocate memory",
+             "ls: error while loading shared libraries: libpcre.so.3: failed to map segment from shared object: Cannot allocate memory",
+             "VM49:1 Uncaught RangeError: WebAssembly.Memory(): could not allocate memory",
+             "[   37s] RangeError: WebAssembly.Instance(): Out of memory: wasm memory",
+             "[pid 2129344] <... io_uring_setup resumed>}) = -1 ENOMEM (Cannot allocate memory)",
+             "[43073.004575] SLUB: Unable to allocate memory on node -1 (gfp=0x8020)",
+             "Exception thrown: 'System.OutOfMemoryException' in System.Private.Windows.Core.dll"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    // A warning's indented detail is the warning's; an error's is not.
+    CHECK_FALSE(classify({"2022-09-15T06:01:24Z  WARN glommio::sys::uring: Error: registering buffers in the main ring. SkippingOs {",
+                          "    code: 12,", "    kind: OutOfMemory,", "    message: \"Cannot allocate memory\",", "}"},
+                         unknown).oom);
+    CHECK(classify({"Traceback (most recent call last):", "  File \"train.py\", line 3, in <module>",
+                    "    OSError: [Errno 12] Cannot allocate memory"}, unknown).oom);
+}
