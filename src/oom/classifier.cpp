@@ -315,6 +315,13 @@ constexpr std::string_view kKilledWords[] = {"Killed", "killed", "Processus arr\
 constexpr auto kKilledLocalised = std::span(kKilledWords).subspan(2);
 constexpr auto kJobKilled = std::span(kKilledWords).first(4);
 
+// "28% building modules", "49% ▕███▌": a percentage, then a space, as progress bars draw them.
+bool progress_line(std::string_view s) {
+    for (size_t at = s.find("% "); at != std::string_view::npos; at = s.find("% ", at + 1))
+        if (at > 0 && is_digit(s[at - 1])) return true;
+    return false;
+}
+
 // A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to the end of
 // output that had no newline yet (a tqdm bar's "...it/s]Killed", a counter's "Relation(0 0.0/s)Killed",
 // "450734725Killed"), bash's "line 3: 4242 Killed  python train.py" (its command may wrap to the next
@@ -327,6 +334,9 @@ bool shell_killed(std::string_view s) {
         const std::string_view before = t.substr(0, t.find_last_not_of(' ', t.size() - 7) + 1);
         const char glued_to = before.empty() ? ' ' : before.back();
         if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
+        // A progress line's last frame, whatever it ended on: webpack's "28% building modules 154/275 modules 121
+        // active ...core-js/library/fn/symbol/iterator.jsKilled".
+        if (progress_line(before)) return true;
         // make's report of a recipe that died of it: "make[1]: *** [ghc.mk:4: LicenseId.p_o] Killed".
         if (has(t, ": *** [") && t.ends_with("] Killed")) return true;
     }
@@ -440,9 +450,11 @@ bool sigkill_sign(std::string_view s, Bits found) {
 // A launcher's or scheduler's report of a process's end: the death's consequence, never a cause competing with it.
 // GCC's assembler reading a compiler killed mid-output through -pipe ("{standard input}:913986: Error: unknown
 // pseudo-op"): the kill's consequence too.
+// An error that reports the kill itself ("KEMException: [Error] Critical: Haskell Backend execution failed with code
+// 137") is its account, not another cause.
 bool death_report(std::string_view s) {
     return has(s, "{standard input}:") || has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") ||
-           parse_srun_task_end(s);
+           parse_srun_task_end(s) || has(s, "with code 137") || exit_number_is_sigkill(s);
 }
 
 // Kubernetes' reason for a container's end, when it is not OOMKilled: the runtime says OOMKilled for
@@ -535,6 +547,10 @@ bool slurm_memory_limit(std::string_view s) {
 // Cloud Run's "Memory limit of 5120 MiB exceeded with 5261 MiB used"; runc's "container init was OOM-killed".
 // A limit is enforced; a quota may not be (memory_quota_exceeded).
 bool batch_memory_limit(std::string_view s) {
+    // A warning's class kills nothing (a kill logged at level WARNING still is one): Node's
+    // "MaxListenersExceededWarning: Possible EventEmitter memory leak detected. 11 connect listeners added. Use
+    // emitter.setMaxListeners() to increase limit".
+    if (has(s, "Warning:")) return false;
     if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
     if (has(s, "illed") && (has(s, "excessive memory") || has(s, "out-of-memory"))) return true;  // HTCondor, site notices
     if (has(s, "on hold") && has(s, "memory usage")) return true;  // HTCondor's SYSTEM_PERIODIC_HOLD for memory
@@ -660,6 +676,16 @@ constexpr std::string_view kNotAnAllocation[] = {
     // heap out of memory": a Map or Set past its largest capacity), as the JVM's "Requested array size
     // exceeds VM limit" is.
     "invalid table size", "invalid array length", "invalid string length",
+    // PostgreSQL's limit on one allocation (1 GB, MaxAllocSize), which it reports as "out of memory" under
+    // program_limit_exceeded ("psycopg2.errors.ProgramLimitExceeded: out of memory", "Cannot enlarge string
+    // buffer containing 1073741822 bytes by 1 more bytes"); its memory running out is the class out_of_memory.
+    "ProgramLimitExceeded", "program_limit_exceeded", "enlarge string buffer",
+    // A shared-memory zone of the size its configuration gave it, full: nginx's "ngx_slab_alloc() failed: no
+    // memory in lua_shared_dict zone".
+    "ngx_slab_alloc",
+    // Arduino's sizer: the sketch does not fit the board's SRAM ("RunnerException: Not enough memory; see
+    // http://www.arduino.cc/en/Guide/Troubleshooting#size"); the build did not run out.
+    "Troubleshooting#size",
     // A WebAssembly memory V8 could not reserve ("RangeError: WebAssembly.Memory(): could not allocate memory",
     // "WebAssembly.Instance(): Out of memory: wasm memory"): on 64-bit it reserves 8 GiB or more of address space
     // for each, which ulimit -v refuses long before memory runs out.
@@ -685,15 +711,16 @@ constexpr std::string_view kThreadLimit[] = {"OS thread", "native thread", "pthr
 // locking, not memory running out.
 // io_uring's rings and registered buffers count against RLIMIT_MEMLOCK (before Linux 5.12 and with
 // registered buffers still): "io_uring_setup(...) = -1 ENOMEM (Cannot allocate memory)".
-constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory", "io_uring"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
+constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory", "io_uring"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 // A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
 constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe"};
 constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
     "terminat", "abort", "Abort", "eason: " /* dlib's "code: 2, reason: out of memory" */,
-    "ran out of" /* a report that it did: Metaflow's "Task ran out of memory." */};
+    "ran out of" /* a report that it did: Metaflow's "Task ran out of memory." */,
+    "Heap exhausted;" /* GHC's runtime, the heap's size on the next line */};
 
 // An allocation larger than this is a size bug (an overflow, an uninitialised length), not memory running
 // out: more than any GPU and nearly any host has ("Failed to allocate 7663872811008 bytes", 7 TiB).
@@ -812,6 +839,7 @@ bool first_chance_exception(std::string_view s) {
 
 bool query_memory_limit(std::string_view s) {
     return has(s, "Memory limit (for query)") || has(s, "Memory limit (for user)") ||
+           (has(s, "Memory of Query") && has(s, "exceed limit")) /* StarRocks' "Memory limit exceeded: Memory of Query..." */ ||
            (has(s, "memory budget exceeded") && has(s, "requested")) || has(s, "MemoryPoolOutOfMemoryError");
 }
 

@@ -1120,3 +1120,33 @@ TEST_CASE("round 17's families: NCCL's device allocations, TensorFlow's bare OOM
     CHECK(classify({"Traceback (most recent call last):", "  File \"train.py\", line 3, in <module>",
                     "    OSError: [Errno 12] Cannot allocate memory"}, unknown).oom);
 }
+
+TEST_CASE("round 18's families: GHC's heap, a progress line's kill, an error that reports the kill; limits of one "
+          "allocation, of a zone, of a board, of a query; a warning about listeners", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"conjure-all: Heap exhausted;", "Current maximum heap size is 2147483648 bytes (2048 MB);"}, unknown).oom);
+    CHECK(classify({" 28% building modules 154/275 modules 121 active ...core-js/library/fn/symbol/iterator.jsKilled"},
+                   unknown).kind == Kind::sigkill_probable);
+    CHECK_FALSE(classify({"worker 3 state=NotKilled"}, unknown).oom);
+    // The error that reports the kill is no competing cause; another error before it is.
+    CHECK(classify({"org.kframework.utils.errorsystem.KEMException: [Error] Critical: Haskell Backend execution failed with "
+                    "code 137 and produced no output."}, ExitStatus::killed(9)).oom);
+    CHECK_FALSE(classify({"ValueError: config.json: missing field 'hidden_size'",
+                          "Haskell Backend execution failed with code 137"}, ExitStatus::killed(9)).oom);
+    for (const std::string line : {
+             "psycopg2.errors.ProgramLimitExceeded: out of memory",
+             "ERROR:  out of memory DETAIL:  Cannot enlarge string buffer containing 1073741822 bytes by 1 more bytes.",
+             "2024/09/25 10:00:00 [crit] 49#49: ngx_slab_alloc() failed: no memory in lua_shared_dict zone \"test\"",
+             "processing.app.debug.RunnerException: Not enough memory; see http://www.arduino.cc/en/Guide/Troubleshooting#size "
+             "for tips on reducing your footprint.",
+             "FileReader::get_next failed. reason = Memory limit exceeded: Memory of Query20875777-6c9d-11ee-b276 exceed limit. "
+             "Used: 4294967296, Limit: 4294967296.",
+             "(node:1) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. 11 connect listeners added. "
+             "Use emitter.setMaxListeners() to increase limit"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    // A kill logged at level WARNING is still a kill.
+    CHECK(classify({"2019-04-03 21:42:59,252 [WARNING] (MainProcess) PID:60 <engine> Process: Worker_10 (PID: 139) killed "
+                    "because it exceeded the memory limit: 2147483648."}, unknown).kind == Kind::monitor_kill);
+}
