@@ -1185,10 +1185,16 @@ bool Classifier::feed(std::string_view line) {
     }
     // An indented line goes on the record its unindented first line began: a warning's detail is the warning's
     // (glommio's "WARN ... Error: registering buffers in the main ring. Skipping", then "    message: \"Cannot
-    // allocate memory\",").
+    // allocate memory\","). The record's level comes first: its first line's head is kept, and read only when a
+    // detail line has something to match.
     const bool indented = line.starts_with(' ') || line.starts_with('\t');
-    if (!indented) in_warning_ = any_of(text, kWarning);
-    auto evidence = found && !(indented && in_warning_) ? match(text, found) : std::nullopt;
+    if (!indented) {
+        record_head_size_ = std::min(text.size(), record_head_.size());
+        std::memcpy(record_head_.data(), text.data(), record_head_size_);
+    }
+    const bool warning_detail =
+        indented && found && any_of(std::string_view(record_head_.data(), record_head_size_), kWarning);
+    auto evidence = found && !warning_detail ? match(text, found) : std::nullopt;
     note_engine_failure(text, evidence && evidence->kind == Kind::engine_allocator);
     const bool end_state = evidence && evidence->kind == Kind::monitor_kill && !memory_end_ && memory_end_state(text);
     if (end_state) memory_end_ = Evidence{evidence->kind, evidence->strength, evidence_text(text), lines_, training_, 0};
@@ -1364,17 +1370,16 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
     Evidence e;
     e.line = lines_;
     e.in_training = training_;
-    if (query_memory_limit(text) || first_chance_exception(text)) return std::nullopt;
     const bool refused = refused_at_ && lines_ - *refused_at_ <= kRetryLines;
-    // A size no allocation runs out at decides against every allocation's rule, not only the backstop's ("CUDA
-    // out of memory. Tried to allocate 1048475.67 GiB": an index that overflowed); a monitor's report may name
-    // a process's virtual memory ("43.0 GB of 47.6 TB virtual memory used").
-    const bool impossible = impossible_size(text);
     for (const auto& rule : kMessageRules) {
-        const bool allocation = family_of(rule.kind) == Family::allocator || family_of(rule.kind) == Family::library;
-        if (!(found & rule.anchors) || (refused && rule.kind == Kind::engine_allocator) || (impossible && allocation) ||
-            !rule.test(text))
-            continue;
+        if (!(found & rule.anchors) || (refused && rule.kind == Kind::engine_allocator) || !rule.test(text)) continue;
+        // A database's limit for one query, a debugger's notice of an exception: no rule's words count there.
+        if (query_memory_limit(text) || first_chance_exception(text)) return std::nullopt;
+        // A size no allocation runs out at decides against every allocation's rule, not only the backstop's
+        // ("CUDA out of memory. Tried to allocate 1048475.67 GiB": an index that overflowed); a monitor's report
+        // may name a process's virtual memory ("43.0 GB of 47.6 TB virtual memory used").
+        const Family family = family_of(rule.kind);
+        if ((family == Family::allocator || family == Family::library) && impossible_size(text)) continue;
         e.kind = rule.kind;
         e.strength = Strength::message;
         if (e.kind == Kind::enomem && (lines_ <= fork_context_until_ || has(text, "DataLoader") || has(text, "/torch_")))

@@ -13,6 +13,7 @@
 //       classifier.feed(line);
 //   Verdict v = classifier.verdict(ExitStatus::from_wait_status(status), watch.collect(pids));
 
+#include <array>
 #include <bitset>
 #include <optional>
 #include <string>
@@ -191,7 +192,8 @@ private:
     std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)
     std::optional<Evidence> signature_;        // the first code signature the system refused (macOS kills the binary)
     std::optional<long long> refused_at_;      // the latest allocation that failed with an errno other than ENOMEM
-    bool in_warning_ = false;  // the record the latest unindented line began is a warning
+    std::array<char, 128> record_head_{};  // the head of the latest unindented line, where a record gives its level
+    size_t record_head_size_ = 0;
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
     int stack_kills_ = 0;              // services that reported exit 137 on consecutive lines (a stack's stop)
     long long stack_kill_line_ = 0;    // the line of the latest of them
