@@ -707,11 +707,10 @@ bool maps_a_file(std::string_view s) {
 // "pthread_create failed"): its stack is reserved address space, so its ENOMEM is ulimit -v or a limit on
 // threads, as the JVM's "unable to create new native thread" is.
 constexpr std::string_view kThreadLimit[] = {"OS thread", "native thread", "pthread_create", "create thread", "new thread"};
-// Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK, ulimit -l's "max locked memory"): a limit on
-// locking, not memory running out.
-// io_uring's rings and registered buffers count against RLIMIT_MEMLOCK (before Linux 5.12 and with
-// registered buffers still): "io_uring_setup(...) = -1 ENOMEM (Cannot allocate memory)".
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
+// Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK, ulimit -l's "max locked memory"): a limit on
+// locking, not memory running out. io_uring's rings and registered buffers count against RLIMIT_MEMLOCK
+// (before Linux 5.12, and its registered buffers still): "io_uring_setup(...) = -1 ENOMEM (Cannot allocate memory)".
 constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory", "io_uring"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 // A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
@@ -825,10 +824,6 @@ bool impossible_size(std::string_view s) {
     return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B "))) || negative_size(s);
 }
 
-// A database's limit on what one query or user may take, which refuses that query and goes on: ClickHouse's
-// "Memory limit (for query) exceeded" and "(for user)" (not "(total)", the server's own, set from the machine's
-// memory), CockroachDB's "memory budget exceeded: 10240 bytes requested", Neo4j's
-// "MemoryPoolOutOfMemoryError" (dbms.memory.transaction.total.max), as MongoDB's allowDiskUse is.
 // A debugger's notice of an exception thrown, caught or not (Visual Studio's first-chance "Exception thrown:
 // 'System.OutOfMemoryException' in System.Drawing.dll", "Exception thrown at 0x00007FF8 in app.exe: Microsoft C++
 // exception: std::bad_alloc"): it says nothing of the program's end. System.Drawing throws OutOfMemoryException
@@ -837,9 +832,13 @@ bool first_chance_exception(std::string_view s) {
     return has(s, "Exception thrown: '") || (has(s, "Exception thrown at 0x") && has(s, "exception:"));
 }
 
+// A database's limit on what one query or user may take, which refuses that query and goes on: ClickHouse's
+// "Memory limit (for query) exceeded" and "(for user)" (not "(total)", the server's own, set from the machine's
+// memory), StarRocks' "Memory of Query... exceed limit", CockroachDB's "memory budget exceeded: 10240 bytes
+// requested", Neo4j's "MemoryPoolOutOfMemoryError" (dbms.memory.transaction.total.max), as MongoDB's allowDiskUse is.
 bool query_memory_limit(std::string_view s) {
     return has(s, "Memory limit (for query)") || has(s, "Memory limit (for user)") ||
-           (has(s, "Memory of Query") && has(s, "exceed limit")) /* StarRocks' "Memory limit exceeded: Memory of Query..." */ ||
+           (has(s, "Memory of Query") && has(s, "exceed limit")) ||
            (has(s, "memory budget exceeded") && has(s, "requested")) || has(s, "MemoryPoolOutOfMemoryError");
 }
 
