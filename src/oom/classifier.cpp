@@ -76,7 +76,7 @@ enum Anchor : int {
     kHarakiri, kKilling, kUsageThreshold, kJvmMemory, kHeapSpace, kYarnExit, kYarnExitStatus, kThrashing, kMemoryRestart,
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
     kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kTerminatedDue,
-    kSigint, kAttemptingReset, kConnectionClosed, kKillSignal, kPagingFile,
+    kSigint, kAttemptingReset, kConnectionClosed, kKillSignal, kPagingFile, kTaskRow,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -110,6 +110,7 @@ const std::vector<std::string> kAnchorTexts = {
     "ENOMEM", "RESOURCE_TYPE_MEMORY" /* iOS's EXC_RESOURCE */, "Terminated due" /* "Terminated due to memory issue" */,
     "SIGINT", "Attempting reset", "closed the connection unexpectedly" /* psql's, its server gone */,
     "Kill signal" /* nvcc's "'cicc' died due to signal 9 (Kill signal)" */, "The paging file",
+    "] [" /* a kernel log's timestamp, then the OOM killer's task table's "[  pid  ]" */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -271,6 +272,32 @@ bool kernel_record(std::string_view s) {
     if (has(s, "memory: usage ") && has(s, ", limit ") && has(s, "failcnt")) return true;
     return has(s, "invoked oom-killer") || has(s, "oom_kill_process+0x") || has(s, "out_of_memory+0x") ||
            has(s, "out_of_memory.cold+0x") || has(s, "oom-kill:constraint=") || has(s, "] Mem-Info:");
+}
+
+// A row of the table of tasks the OOM killer prints before it chooses ("[49077.824941] [18981]  1000 18981  1283938
+// 678976 2512 7 600084 0 ld": pid, then uid, tgid, total_vm, rss, page tables, swap entries and oom_score_adj, with
+// one more column on 4.x kernels, then the name), pasted without the report around it. Only the OOM killer
+// prints it (dump_tasks).
+bool oom_task_row(std::string_view s) {
+    for (size_t at = s.find("] ["); at != std::string_view::npos; at = s.find("] [", at + 1)) {
+        size_t i = at + 3;
+        while (i < s.size() && s[i] == ' ') ++i;
+        const size_t pid = i;
+        while (i < s.size() && is_digit(s[i])) ++i;
+        if (i == pid || i == s.size() || s[i] != ']') continue;
+        int numbers = 0;
+        for (++i; i < s.size() && s[i] == ' ';) {
+            while (i < s.size() && s[i] == ' ') ++i;
+            size_t j = i + (i < s.size() && s[i] == '-');
+            const size_t digits = j;
+            while (j < s.size() && is_digit(s[j])) ++j;
+            if (j == digits || (j < s.size() && s[j] != ' ')) break;  // the name
+            ++numbers;
+            i = j;
+        }
+        if ((numbers == 7 || numbers == 8) && i < s.size() && s[i] != ' ') return true;
+    }
+    return false;
 }
 
 // "exitcode: -9" in torchrun's failure line and "exitcode  : -9 (pid: N)" in ChildFailedError.
@@ -1176,7 +1203,10 @@ bool Classifier::feed(std::string_view line) {
     ++lines_;
     const std::string window = line.size() > kHeadWindow + kTailWindow ? bounded(line) : std::string();
     const std::string_view text = window.empty() ? line : std::string_view(window);
-    const Bits found = anchors_.find(text);
+    Bits found = anchors_.find(text);
+    // "] [" is in every DeepSpeed line ("[2024-01-16 02:14:43,936] [INFO]"): it stands for a row of the OOM
+    // killer's table only where one parses, and otherwise leaves the line to the prefilter.
+    if ((found & bit(kTaskRow)) && !oom_task_row(text)) found &= ~bit(kTaskRow);
     if (found) note_context(found, text);
     if (auto decided = found ? killed_over_quota(text, found) : std::nullopt) {
         remember_tail(text);
@@ -1391,6 +1421,10 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
         e.kind = has(text, "Memory cgroup") || has(text, "CONSTRAINT_MEMCG") || has(text, "mem_cgroup") || has(text, "failcnt")
                      ? Kind::cgroup_oom_kill
                      : Kind::kernel_oom_kill;
+        return e;
+    }
+    if (found & bit(kTaskRow)) {  // a row (see feed); a cgroup's OOM killer prints the same table
+        e.kind = Kind::kernel_oom_kill;
         return e;
     }
     if ((found & (bit(kByOomKiller) | bit(kOomKillResult))) && systemd_oom_kill(text)) {

@@ -1150,3 +1150,22 @@ TEST_CASE("round 18's families: GHC's heap, a progress line's kill, an error tha
     CHECK(classify({"2019-04-03 21:42:59,252 [WARNING] (MainProcess) PID:60 <engine> Process: Worker_10 (PID: 139) killed "
                     "because it exceeded the memory limit: 2147483648."}, unknown).kind == Kind::monitor_kill);
 }
+
+TEST_CASE("the OOM killer's table of tasks, pasted without the report around it, is its record", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const std::string line : {
+             "Oct  8 13:00:31 marin kernel: [49077.824941] [18981]  1000 18981  1283938   678976    2512       7   600084             0 ld",
+             "[669754.414927] [68454]    26 68454    75887     7530   368640        0           999 postgres",
+             "[ 1234.000001] [  4242]     0  4242    10000     2000    86016        0         -1000 systemd-udevd"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::kernel_oom_kill);
+    }
+    for (const std::string line : {
+             "[2024-01-16 02:14:43,936] [INFO] [utils.py:792:see_memory_usage] MA 5.63 GB         Max_MA 5.93 GB",
+             "[669754.414900] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name",
+             "[669754.414927] [68454]    26 68454    75887     7530 postgres",
+             "[12:00:01] [4242] step 10 20 30 40 50 60 70 80 90"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+}
