@@ -801,6 +801,11 @@ bool any_of(std::string_view s, std::span<const std::string_view> needles) {
     return std::any_of(needles.begin(), needles.end(), [&](std::string_view n) { return has(s, n); });
 }
 
+// A limit on address space, mappings, threads or locked pages: its ENOMEM is not memory running out.
+bool limit_not_memory(std::string_view s) {
+    return any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kThreadLimit);
+}
+
 // "bm_alloc_gmem failed", "Alloc Device Memory Failed!": an allocation verb, a failure and memory.
 bool alloc_failed(std::string_view s) {
     const size_t alloc = std::min(s.find("alloc"), s.find("Alloc"));
@@ -897,8 +902,7 @@ bool commit_failed(std::string_view s) {
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kThreadLimit) ||
-        any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
+        any_of(s, kNotAnAllocation) || limit_not_memory(s) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (exhausted_status_only(s)) return false;
@@ -1001,10 +1005,9 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory) | bit(kOom), Kind::xla, xla},
     Rule{bit(kAllocateMemory) | bit(kNotEnoughMemory), Kind::cpu_allocator, cpu_allocator},
     // Not RLIMIT_MEMLOCK ("warning: failed to mlock ... Cannot allocate memory", "Error locking page at
-    // 0x7f23b4089000: Cannot allocate memory"), nor a shared file's mapping, nor a warning.
+    // 0x7f23b4089000: Cannot allocate memory"), a shared file's mapping or a thread (limit_not_memory), nor a warning.
     Rule{bit(kAllocateMemory), Kind::enomem, [](std::string_view s) {
-             return has(s, "Cannot allocate memory") && !any_of(s, kLocksMemory) && !any_of(s, kWarning) && !maps_a_file(s) &&
-                    !any_of(s, kThreadLimit);
+             return has(s, "Cannot allocate memory") && !limit_not_memory(s) && !any_of(s, kWarning);
          }},
     Rule{bit(kEnomem), Kind::enomem, errno_name_enomem},
     // Windows' ERROR_COMMITMENT_LIMIT (1455), its ENOMEM: RAM and the paging file are spoken for.
