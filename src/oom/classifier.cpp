@@ -349,6 +349,14 @@ bool progress_line(std::string_view s) {
     return false;
 }
 
+// A spinner's frame (| / - \) drawn after a step's label, "Solving environment: \" or "Resolving... /".
+bool spinner_frame(std::string_view s) {
+    if (s.size() < 3 || s[s.size() - 2] != ' ' || std::string_view("|/-\\").find(s.back()) == std::string_view::npos)
+        return false;
+    const std::string_view label = trim(s.substr(0, s.size() - 2));
+    return label.ends_with(':') || label.ends_with("...");
+}
+
 // A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to the end of
 // output that had no newline yet (a tqdm bar's "...it/s]Killed", a counter's "Relation(0 0.0/s)Killed",
 // "450734725Killed"), bash's "line 3: 4242 Killed  python train.py" (its command may wrap to the next
@@ -361,6 +369,8 @@ bool shell_killed(std::string_view s) {
         const std::string_view before = t.substr(0, t.find_last_not_of(' ', t.size() - 7) + 1);
         const char glued_to = before.empty() ? ' ' : before.back();
         if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
+        // Or after a spinner's last frame behind a step's label: conda's "Solving environment: \ Killed".
+        if (spinner_frame(before)) return true;
         // A progress line's last frame, whatever it ended on: webpack's "28% building modules 154/275 modules 121
         // active ...core-js/library/fn/symbol/iterator.jsKilled".
         if (progress_line(before)) return true;
@@ -643,7 +653,9 @@ bool yarn_memory_exit(std::string_view s) {
 // Ray's memory monitor ("Task was killed due to the node running low on memory", its
 // OutOfMemoryError, an actor dead of NODE_OUT_OF_MEMORY), Dask's nanny ("Worker exceeded 95% memory
 // budget. Restarting"), Kubernetes' OOMKilled (not docker inspect's "OOMKilled": false), docker's
-// "container oom" event, systemd-oomd's kill, YARN's container kill, Colab's crashed session.
+// "container oom" event, systemd-oomd's kill, YARN's container kill, Colab's crashed session, Vercel's build
+// report ('At least one "Out of Memory" ("OOM") event was detected during the build': its container SIGKILLed a
+// process).
 bool framework_memory_monitor(std::string_view s) {
     if (has(s, "ray.exceptions.OutOfMemoryError") || has(s, "running low on memory") || has(s, "NODE_OUT_OF_MEMORY") ||
         has(s, "exceeds the memory usage threshold") || ray_summary_counts_kills(s))
@@ -659,7 +671,7 @@ bool framework_memory_monitor(std::string_view s) {
     return oom_killed(s) || has(s, "container oom") || oomd_kill || user_space_killer ||
            has(s, "low on resource: memory") ||
            (has(s, "beyond") && has(s, "memory limits")) || has(s, "for exceeding memory limits") ||
-           has(s, "session crashed after using all available RAM") ||
+           has(s, "session crashed after using all available RAM") || has(s, "(\"OOM\") event was detected") ||
            has(s, "due to memory limit") /* isolated-vm's "Isolate was disposed during execution due to memory limit" */;
 }
 
@@ -899,10 +911,27 @@ bool commit_failed(std::string_view s) {
     return (has(s, "nable to commit") || has(s, "ailed to commit") || has(s, "ould not commit")) && has(s, "of memory");
 }
 
+// The Boehm collector's allocation failing ("GC Warning: Out of Memory! Heap size: 0 MiB. Returning NULL!"): a
+// warning in name, but GC_malloc returns nothing and the program (Crystal's, Mono's) dies on it.
+bool boehm_returns_null(std::string_view s) { return has(s, "Out of Memory!") && has(s, "Returning NULL"); }
+
+// A frame of a native stack under the message ("4: v8::internal::V8::FatalProcessOutOfMemory(char const*, bool)
+// [node]", gdb's "#3  0x00007f3a in GC_out_of_memory ()"): a function's name, whose words say nothing of why.
+bool native_frame(std::string_view s) {
+    std::string_view t = trim(s);
+    if (t.starts_with('#')) t.remove_prefix(1);
+    size_t digits = 0;
+    while (digits < t.size() && is_digit(t[digits])) ++digits;
+    if (digits == 0 || digits == t.size() || (t[digits] != ':' && t[digits] != ' ')) return false;
+    const std::string_view frame = trim(t.substr(digits + 1));
+    return frame.starts_with("0x") || (has(frame, "::") && has(frame, "("));
+}
+
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || limit_not_memory(s) || any_of(s, kWarning) || any_of(s, kGuess) || looks_like_code(s))
+        any_of(s, kNotAnAllocation) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
+        any_of(s, kGuess) || looks_like_code(s) || native_frame(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (exhausted_status_only(s)) return false;

@@ -1169,3 +1169,26 @@ TEST_CASE("the OOM killer's table of tasks, pasted without the report around it,
         CHECK_FALSE(classify({line}, unknown).oom);
     }
 }
+
+TEST_CASE("round 19's families: Boehm's NULL, Vercel's build report, a spinner's kill; a native stack's frames are not "
+          "messages", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"GC Warning: Out of Memory! Heap size: 0 MiB. Returning NULL!",
+                    "Invalid memory access (signal 11) at address 0x0"}, unknown).kind == Kind::engine_allocator);
+    CHECK_FALSE(classify({"GC Warning: Repeated allocation of very large block (appr. size 4194304):",
+                          "\tMay lead to memory leak and poor GC performance"}, unknown).oom);
+    CHECK(classify({"\u2022 At least one \"Out of Memory\" (\"OOM\") event was detected during the build."}, unknown).kind ==
+          Kind::monitor_kill);
+    for (const std::string line : {"Solving environment: \\ Killed", "Resolving dependencies... / Killed"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::sigkill_probable);
+    }
+    CHECK_FALSE(classify({"Task 3 - Killed"}, unknown).oom);
+    // V8's fatal is decided by its own line ("invalid table size": a Map past its capacity); the frames under it
+    // name functions, not causes.
+    CHECK_FALSE(classify({"FATAL ERROR: invalid table size Allocation failed - JavaScript heap out of memory",
+                          " 1: node::Abort() [node]", " 3: v8::Utils::ReportOOMFailure(char const*, bool) [node]",
+                          " 4: v8::internal::V8::FatalProcessOutOfMemory(char const*, bool) [node]"}, unknown).oom);
+    CHECK_FALSE(classify({"#5  0x00007ffff7a3c in v8::internal::Heap::FatalProcessOutOfMemory (location=0x1) at heap.cc:123"},
+                         unknown).oom);
+}
