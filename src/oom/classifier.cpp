@@ -77,6 +77,7 @@ enum Anchor : int {
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
     kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kTerminatedDue,
     kSigint, kAttemptingReset, kConnectionClosed, kKillSignal, kPagingFile, kTaskRow,
+    kBySignalNine, kWaitpidReturned, kLowMemoryKiller, kPerProcessLimit, kErrno1455,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -111,6 +112,9 @@ const std::vector<std::string> kAnchorTexts = {
     "SIGINT", "Attempting reset", "closed the connection unexpectedly" /* psql's, its server gone */,
     "Kill signal" /* nvcc's "'cicc' died due to signal 9 (Kill signal)" */, "The paging file",
     "] [" /* a kernel log's timestamp, then the OOM killer's task table's "[  pid  ]" */,
+    "by signal 9" /* "sccache: Compile terminated by signal 9" */, "waitpid returned" /* rq's work-horse */,
+    "lowmemorykiller" /* Android's lmkd */, "per-process-limit" /* a JetsamEvent's reason */,
+    "errno=1455" /* Windows' ERROR_COMMITMENT_LIMIT as Go prints it */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -145,6 +149,16 @@ constexpr std::string_view kExitWords[] = {" code", " status"};
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
 // "except torch.cuda.OutOfMemoryError:" in a traceback's source excerpt is code, not an error.
+// The number right after KEY in S ("waitpid returned 9" -> 9), or -1.
+long long number_after(std::string_view s, std::string_view key) {
+    const size_t at = s.find(key);
+    if (at == std::string_view::npos) return -1;
+    long long number = -1;
+    for (size_t i = at + key.size(); i < s.size() && is_digit(s[i]) && number < (1LL << 56); ++i)
+        number = std::max(number, 0LL) * 10 + (s[i] - '0');
+    return number;
+}
+
 bool looks_like_code(std::string_view text) {
     return has(text, "except ") || has(text, "isinstance(") || has(text, "import ");
 }
@@ -276,8 +290,8 @@ bool kernel_record(std::string_view s) {
 
 // A row of the table of tasks the OOM killer prints before it chooses ("[49077.824941] [18981]  1000 18981  1283938
 // 678976 2512 7 600084 0 ld": pid, then uid, tgid, total_vm, rss, page tables, swap entries and oom_score_adj, with
-// one more column on 4.x kernels, then the name), pasted without the report around it. Only the OOM killer
-// prints it (dump_tasks).
+// one more column on 4.x kernels and three more on 6.x, rss split into anon, file and shmem; then the name), pasted
+// without the report around it. Only the OOM killer prints it (dump_tasks).
 bool oom_task_row(std::string_view s) {
     for (size_t at = s.find("] ["); at != std::string_view::npos; at = s.find("] [", at + 1)) {
         size_t i = at + 3;
@@ -295,7 +309,7 @@ bool oom_task_row(std::string_view s) {
             ++numbers;
             i = j;
         }
-        if ((numbers == 7 || numbers == 8) && i < s.size() && s[i] != ' ') return true;
+        if ((numbers == 7 || numbers == 8 || numbers == 10) && i < s.size() && s[i] != ' ') return true;
     }
     return false;
 }
@@ -349,6 +363,14 @@ bool progress_line(std::string_view s) {
     return false;
 }
 
+// An ANSI colour escape's end ("\x1b[91m", its ESC byte sometimes lost in a paste): "[", digits and ";", "m".
+bool ends_with_colour(std::string_view s) {
+    if (s.size() < 3 || s.back() != 'm') return false;
+    size_t i = s.size() - 1;
+    while (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == ';')) --i;
+    return i < s.size() - 1 && i > 0 && s[i - 1] == '[';
+}
+
 // A spinner's frame (| / - \) drawn after a step's label, "Solving environment: \" or "Resolving... /".
 bool spinner_frame(std::string_view s) {
     if (s.size() < 3 || s[s.size() - 2] != ' ' || std::string_view("|/-\\").find(s.back()) == std::string_view::npos)
@@ -360,15 +382,18 @@ bool spinner_frame(std::string_view s) {
 // A shell's report of a SIGKILLed child: "Killed" alone (or localised, "已杀死"), glued to the end of
 // output that had no newline yet (a tqdm bar's "...it/s]Killed", a counter's "Relation(0 0.0/s)Killed",
 // "450734725Killed"), bash's "line 3: 4242 Killed  python train.py" (its command may wrap to the next
-// line), zsh's "zsh: killed  python".
+// line), zsh's "zsh: killed  python". Not BSD's and macOS's "Killed: 9": there it is mostly a code signature
+// the kernel refused (7 of the 8 such logs in rounds 1-20 were).
 bool shell_killed(std::string_view s) {
     const std::string_view t = trim(s);
-    if (t == "Killed" || t == "killed" || t.starts_with("Killed: 9")) return true;
+    if (t == "Killed" || t == "killed") return true;
     if (t.size() > 6 && t.ends_with("Killed")) {
         // Or after the padding of a bar that drew its last frame: "49% ▕███▌   ▏ (~4.2 minutes remaining)  Killed".
         const std::string_view before = t.substr(0, t.find_last_not_of(' ', t.size() - 7) + 1);
         const char glued_to = before.empty() ? ' ' : before.back();
         if (is_digit(glued_to) || glued_to == ']' || glued_to == ')' || glued_to == '%') return true;
+        // Or after a colour's escape ("\x1b[91mKilled", docker build's stderr in red).
+        if (ends_with_colour(before)) return true;
         // Or after a spinner's last frame behind a step's label: conda's "Solving environment: \ Killed".
         if (spinner_frame(before)) return true;
         // A progress line's last frame, whatever it ended on: webpack's "28% building modules 154/275 modules 121
@@ -385,6 +410,8 @@ bool shell_killed(std::string_view s) {
             if (at == 0 || t[at - 1] != ' ') continue;
             const std::string_view before = trim(t.substr(0, at));
             if (end == t.size() && has(before, ": line ") && is_digit(before.back())) return true;
+            // zsh's job table with the command cut off: "[1]    2843557 killed".
+            if (end == t.size() && t.starts_with('[') && !before.empty() && is_digit(before.back())) return true;
             if (end >= t.size() || t[end] != ' ') continue;
             if (!before.empty() && (is_digit(before.back()) || before.ends_with("zsh:"))) return true;
         }
@@ -478,6 +505,13 @@ bool sigkill_sign(std::string_view s, Bits found) {
     if ((found & (bit(kExitCode) | bit(kExitStatus) | bit(kExitedWith) | bit(kReturnCode))) && exit_number_is_sigkill(s))
         return true;
     if ((found & bit(kKilled)) && has(s, "killed by signal: Killed")) return true;
+    // A wrapper's report of its child's signal: sccache's "Compile terminated by signal 9", rq's "work-horse
+    // terminated unexpectedly; waitpid returned 9", systemd's "Main process exited, code=killed, status=9/KILL".
+    if ((found & bit(kBySignalNine)) && names_signal_nine(s)) return true;
+    if ((found & bit(kWaitpidReturned)) && number_after(s, "waitpid returned ") == 9) return true;
+    if ((found & bit(kKilled)) && has(s, "code=killed, status=9/KILL")) return true;
+    // GCC's driver naming no program: "x86_64-pc-linux-gnu-g++: fatal error: Killed".
+    if ((found & bit(kKilled)) && trim(s).ends_with("fatal error: Killed")) return true;
     if (found & bit(kMpiExitCode)) return trim(s).ends_with("EXIT CODE: 9");  // MPICH's hydra: the rank's signal
     if ((found & bit(kKilled)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
     if (found & bit(kKernelDied)) return has(s, "kernel") && has(s, "appears to have died");  // Jupyter's notice
@@ -507,7 +541,9 @@ bool kubernetes_other_reason(std::string_view s) {
 
 // A memory error a log line reports at INFO or DEBUG level was handled, not the end of the program
 // (ESMFold's "| INFO | root | Failed (CUDA out of memory) on sequence ...").
+// HotSpot's "VM warning: INFO: os::commit_memory(...) failed" is no level: the JVM exits after it.
 bool logged_as_handled(std::string_view s) {
+    if (has(s, "VM warning: INFO:")) return false;
     return has(s, " INFO ") || has(s, "| INFO |") || has(s, "[INFO]") || has(s, "INFO:") || has(s, " DEBUG ") ||
            has(s, "[DEBUG]") || has(s, "DEBUG:") || has(s, "level=info") || has(s, "level=debug");
 }
@@ -668,7 +704,9 @@ bool framework_memory_monitor(std::string_view s) {
     if (has(s, "max-memory-restart") && has(s, "exceeds")) return true;
     const bool oomd_kill = has(s, "oomd") && (has(s, "Killed") || has(s, "Action=kill"));
     const bool user_space_killer = has(s, "badness") && (has(s, "sending SIG") || has(s, "illed") || has(s, "killing"));
-    return oom_killed(s) || has(s, "container oom") || oomd_kill || user_space_killer ||
+    // Android's lmkd: "lowmemorykiller: Kill 'com.example' (27311), uid 10557, oom_score_adj 200 to free 198456kB rss".
+    const bool lmkd_kill = has(s, "lowmemorykiller: Kill");
+    return oom_killed(s) || has(s, "container oom") || oomd_kill || user_space_killer || lmkd_kill ||
            has(s, "low on resource: memory") ||
            (has(s, "beyond") && has(s, "memory limits")) || has(s, "for exceeding memory limits") ||
            has(s, "session crashed after using all available RAM") || has(s, "(\"OOM\") event was detected") ||
@@ -683,7 +721,8 @@ bool framework_memory_monitor(std::string_view s) {
 // advice.
 constexpr std::string_view kFailurePhrases[] = {
     "out of memory", "Out of memory", "Out of Memory", "Out Of Memory", "OUT OF MEMORY", "OutOfMemory", "Cannot allocate", "cannot allocate",
-    "can't allocate", "ailed to allocate", "nable to allocate", "llocation failed", "alloc failed",
+    "can't allocate", "Can't allocate" /* DALI's "Can't allocate 129499136 bytes on device 0." */, "ailed to allocate",
+    "nable to allocate", "llocation failed", "alloc failed",
     "nsufficient memory", "nsufficient Memory", "not enough memory", "Not enough memory", "RESOURCE_EXHAUSTED",
     "esource exhausted", "memory exhausted" /* R's "vector memory exhausted", GCC's "virtual memory exhausted" */,
     "No available memory", "OUT_OF_MEMORY", "OUT_OF_DEVICE_MEMORY", "OUT_OF_HOST_MEMORY",
@@ -724,7 +763,7 @@ constexpr std::string_view kNotAnAllocation[] = {
     "ngx_slab_alloc",
     // Arduino's sizer: the sketch does not fit the board's SRAM ("RunnerException: Not enough memory; see
     // http://www.arduino.cc/en/Guide/Troubleshooting#size"); the build did not run out.
-    "Troubleshooting#size",
+    "Troubleshooting#size", "reducing your footprint" /* its later wording, with a support article's address */,
     // A WebAssembly memory V8 could not reserve ("RangeError: WebAssembly.Memory(): could not allocate memory",
     // "WebAssembly.Instance(): Out of memory: wasm memory"): on 64-bit it reserves 8 GiB or more of address space
     // for each, which ulimit -v refuses long before memory runs out.
@@ -732,7 +771,13 @@ constexpr std::string_view kNotAnAllocation[] = {
     // The kernel's slab allocator failing one of its own allocations ("SLUB: Unable to allocate memory on node
     // -1 (gfp=0x8020)"), as its "page allocation failure" is: the kernel goes on; a process it killed for
     // memory has its OOM killer's report.
-    "SLUB: "};
+    "SLUB: ",
+    // Android's CursorWindow ("Could not allocate CursorWindow '...db' of size 2097152 due to error -12"): its
+    // windows live in ashmem, a per-process limit that cursors left open use up (its exception counts them).
+    "CursorWindow",
+    // The JVM reserving its class space at start ("Could not allocate metaspace: 1073741824 bytes"): address space,
+    // which ulimit -v or a sandbox refuses; its metaspace running out is "OutOfMemoryError: Metaspace".
+    "allocate metaspace"};
 // A shared file a process could not map ("RuntimeError: unable to mmap 4096 bytes from file
 // </torch_362873_3123855485_63350>: Cannot allocate memory (12)", a DataLoader worker's tensor in shared
 // memory): a shared mapping takes no memory when it is made, so its ENOMEM is the map count
@@ -745,7 +790,9 @@ bool maps_a_file(std::string_view s) {
 // A thread that could not be started ("ghc: failed to create OS thread: Cannot allocate memory",
 // "pthread_create failed"): its stack is reserved address space, so its ENOMEM is ulimit -v or a limit on
 // threads, as the JVM's "unable to create new native thread" is.
-constexpr std::string_view kThreadLimit[] = {"OS thread", "native thread", "pthread_create", "create thread", "new thread"};
+// ART's 'Throwing OutOfMemoryError "Could not allocate JNI Env"' is a thread's too: each thread has its own.
+constexpr std::string_view kThreadLimit[] = {"OS thread", "native thread", "pthread_create", "create thread", "new thread",
+                                             "JNI Env"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 // Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK, ulimit -l's "max locked memory"): a limit on
 // locking, not memory running out. io_uring's rings and registered buffers count against RLIMIT_MEMLOCK
@@ -758,7 +805,9 @@ constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
     "terminat", "abort", "Abort", "eason: " /* dlib's "code: 2, reason: out of memory" */,
     "ran out of" /* a report that it did: Metaflow's "Task ran out of memory." */,
-    "Heap exhausted;" /* GHC's runtime, the heap's size on the next line */};
+    "Heap exhausted;" /* GHC's runtime, the heap's size on the next line */,
+    "virtual memory exhausted" /* GCC's xmalloc, its strerror in the user's language: "virtual memory exhausted: 无法分配内存" */,
+    "Alloc" /* the allocating call named: Blender's "Out of memory in cuMemAlloc(&device_pointer, size)" */};
 
 // An allocation larger than this is a size bug (an overflow, an uninitialised length), not memory running
 // out: more than any GPU and nearly any host has ("Failed to allocate 7663872811008 bytes", 7 TiB).
@@ -814,8 +863,10 @@ bool any_of(std::string_view s, std::span<const std::string_view> needles) {
 }
 
 // A limit on address space, mappings, threads or locked pages: its ENOMEM is not memory running out.
+// mprotect's ENOMEM ("loom: fault mprotect (197681): Out of memory") is the map count: changing a page's protection
+// splits a mapping, and past vm.max_map_count the kernel refuses; it allocates nothing.
 bool limit_not_memory(std::string_view s) {
-    return any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kThreadLimit);
+    return any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kThreadLimit) || has(s, "mprotect");
 }
 
 // "bm_alloc_gmem failed", "Alloc Device Memory Failed!": an allocation verb, a failure and memory.
@@ -863,9 +914,29 @@ bool negative_size(std::string_view s) {
 
 // A size no allocation runs out at: more than any machine has, nothing ("Failed to allocate 0 bytes"), or
 // less than nothing.
+// The length in a system call trace's mmap ("mmap(NULL, 360287970189658312, PROT_READ|PROT_WRITE, ...) = -1 ENOMEM"),
+// in bytes without a unit; 0 when none.
+double traced_length(std::string_view s) {
+    const size_t at = s.find("mmap(NULL, ");
+    if (at == std::string_view::npos) return 0;
+    double bytes = 0;
+    for (size_t i = at + std::strlen("mmap(NULL, "); i < s.size() && is_digit(s[i]); ++i) bytes = bytes * 10 + (s[i] - '0');
+    return bytes;
+}
+
+// ART's request larger than the most its heap may ever grow to ("Failed to allocate a 4792046832 byte allocation
+// with 2097152 free bytes and 253MB until OOM, target footprint 4961960, growth limit 268435456"): a length read
+// from corrupt data, which no amount of free memory would have met, as the JVM's "Requested array size exceeds VM
+// limit" is.
+bool over_growth_limit(std::string_view s) {
+    const long long request = number_after(s, "Failed to allocate a "), limit = number_after(s, "growth limit ");
+    return request > 0 && limit > 0 && request > limit;
+}
+
 bool impossible_size(std::string_view s) {
-    const double bytes = largest_size(s);
-    return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B "))) || negative_size(s);
+    const double bytes = std::max(largest_size(s), traced_length(s));
+    return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B "))) || negative_size(s) ||
+           over_growth_limit(s);
 }
 
 // A debugger's notice of an exception thrown, caught or not (Visual Studio's first-chance "Exception thrown:
@@ -879,9 +950,10 @@ bool first_chance_exception(std::string_view s) {
 // A database's limit on what one query or user may take, which refuses that query and goes on: ClickHouse's
 // "Memory limit (for query) exceeded" and "(for user)" (not "(total)", the server's own, set from the machine's
 // memory), StarRocks' "Memory of Query... exceed limit", CockroachDB's "memory budget exceeded: 10240 bytes
-// requested", Neo4j's "MemoryPoolOutOfMemoryError" (dbms.memory.transaction.total.max), as MongoDB's allowDiskUse is.
+// requested", Neo4j's "MemoryPoolOutOfMemoryError" (dbms.memory.transaction.total.max), BigQuery's "The query could not
+// be executed in the allotted memory", as MongoDB's allowDiskUse is.
 bool query_memory_limit(std::string_view s) {
-    return has(s, "Memory limit (for query)") || has(s, "Memory limit (for user)") ||
+    return has(s, "Memory limit (for query)") || has(s, "Memory limit (for user)") || has(s, "allotted memory") ||
            (has(s, "Memory of Query") && has(s, "exceed limit")) ||
            (has(s, "memory budget exceeded") && has(s, "requested")) || has(s, "MemoryPoolOutOfMemoryError");
 }
@@ -927,11 +999,22 @@ bool native_frame(std::string_view s) {
     return frame.starts_with("0x") || (has(frame, "::") && has(frame, "("));
 }
 
+// A parser's stack at its depth limit (bison's "memory exhausted" past YYMAXDEPTH: "crash.wast:3569:37: memory
+// exhausted", OpenSCAD's "Parser error: memory exhausted in file design.scad, line 40108"): input nested too deep.
+// GCC's "virtual memory exhausted" and R's "vector memory exhausted" are their allocators'.
+bool parser_stack_exhausted(std::string_view s) {
+    const size_t at = s.find("memory exhausted");
+    if (at == std::string_view::npos || has(s, "virtual memory") || has(s, "vector memory")) return false;
+    if (has(s, "arser") || has(s, "syntax")) return true;
+    const std::string_view before = s.substr(0, at);  // "file:line:column: "
+    return before.ends_with(": ") && before.size() > 2 && is_digit(before[before.size() - 3]);
+}
+
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s))) ||
         any_of(s, kNotAnAllocation) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
-        any_of(s, kGuess) || looks_like_code(s) || native_frame(s))
+        any_of(s, kGuess) || looks_like_code(s) || native_frame(s) || parser_stack_exhausted(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (exhausted_status_only(s)) return false;
@@ -955,7 +1038,7 @@ bool jvm_out_of_memory(std::string_view s) {
     if ((has(s, "heap space") && has(s, "exhausted")) || has(s, "out of JVM memory") || has(s, "out of JVM heap space"))
         return true;
     if (has(s, "garbage collector") && has(s, "thrashing")) return true;
-    if (!has(s, "OutOfMemoryError") || has(s, "native thread") || has(s, "VM limit") || has(s, "Map failed")) return false;
+    if (!has(s, "OutOfMemoryError") || any_of(s, kThreadLimit) || has(s, "VM limit") || has(s, "Map failed")) return false;
     return has(s, "java.lang.OutOfMemoryError") || has(s, "Java heap space") || has(s, "GC overhead limit") ||
            has(s, "Metaspace") || has(s, "Direct buffer memory");
 }
@@ -968,16 +1051,19 @@ bool kv_cache_does_not_fit(std::string_view s) {
 }
 
 // iOS's memory limit (jetsam) ending an app: Xcode's "Terminated due to memory issue", the crash report's
-// "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)". The kernel's kill, as Linux's OOM killer's.
+// "EXC_RESOURCE RESOURCE_TYPE_MEMORY (limit=650 MB, unused=0x0)" or "Reason: The process was terminated for exceeding
+// jetsam memory limits", a JetsamEvent's '"reason" : "per-process-limit"'. The kernel's kill, as Linux's OOM killer's.
 bool jetsam_kill(std::string_view s) {
-    return has(s, "Terminated due to memory") || (has(s, "EXC_RESOURCE") && has(s, "RESOURCE_TYPE_MEMORY"));
+    return has(s, "Terminated due to memory") || (has(s, "EXC_RESOURCE") && has(s, "RESOURCE_TYPE_MEMORY")) ||
+           has(s, "exceeding jetsam memory limit") || (has(s, "\"reason\"") && has(s, "\"per-process-limit\""));
 }
 
 // ENOMEM as a runtime names the errno in its error ("Error: spawn ENOMEM", Node's fork of a worker;
 // "code: 'ENOMEM'"), not a system call trace's "= -1 ENOMEM", which says so in words the enomem rule reads.
 bool errno_name_enomem(std::string_view s) {
     if (has(s, "= -1 ENOMEM") || looks_like_code(s) || any_of(s, kWarning)) return false;
-    return has(s, "Error: ") || has(s, "code: 'ENOMEM'") || has(s, "code: \"ENOMEM\"") || has(s, "errno: 'ENOMEM'");
+    return has(s, "Error: ") || has(s, "code: 'ENOMEM'") || has(s, "code: \"ENOMEM\"") || has(s, "errno: 'ENOMEM'") ||
+           has(s, "ENOMEM: not enough memory") /* libuv's, as Node prints it: "ENOMEM: not enough memory, read" */;
 }
 
 // A job watchdog's kill for a memory measure, not a limit's name: CMS's WMAgent "Job has exceeded maxPSS:
@@ -1039,9 +1125,12 @@ const std::array kMessageRules = {
              return has(s, "Cannot allocate memory") && !limit_not_memory(s) && !any_of(s, kWarning);
          }},
     Rule{bit(kEnomem), Kind::enomem, errno_name_enomem},
-    // Windows' ERROR_COMMITMENT_LIMIT (1455), its ENOMEM: RAM and the paging file are spoken for.
-    Rule{bit(kPagingFile), Kind::enomem, [](std::string_view s) {
-             return has(s, "paging file is too small") && !any_of(s, kWarning);
+    // Windows' ERROR_COMMITMENT_LIMIT (1455), its ENOMEM: RAM and the paging file are spoken for ("The paging file
+    // is too small", Go's "VirtualAlloc of 65536 bytes failed with errno=1455"). The JVM reports it as a warning
+    // ("VM warning: INFO: os::commit_memory(...) failed; error='The paging file is too small...'") and exits.
+    Rule{bit(kPagingFile) | bit(kErrno1455), Kind::enomem, [](std::string_view s) {
+             return (has(s, "paging file is too small") || (has(s, "errno=1455") && has(s, "failed"))) &&
+                    (!any_of(s, kWarning) || has(s, "os::commit_memory"));
          }},
     Rule{bit(kMemoryError), Kind::python_memory_error, python_memory_error},
     // library: C++'s and the JVM's allocation failures (before the monitors: "GC overhead limit exceeded").
@@ -1050,7 +1139,7 @@ const std::array kMessageRules = {
     // recovered-then-died. Not: a caught OOM followed by two more steps (mark_step forgets it).
     Rule{bit(kOutOfMemory) | bit(kOfMemoryCapital) | bit(kOom) | bit(kNoExecutableBatch), Kind::caught_oom, caught_oom},
     // kernel-kill: iOS's memory limit.
-    Rule{bit(kJetsam) | bit(kTerminatedDue), Kind::kernel_oom_kill, jetsam_kill},
+    Rule{bit(kJetsam) | bit(kTerminatedDue) | bit(kReason) | bit(kPerProcessLimit), Kind::kernel_oom_kill, jetsam_kill},
     // monitor: Slurm's cgroup and accounting, the frameworks' memory monitors. Not: "Exceeded job memory
     // limit at some point", Ray's summary counting 0 kills, docker inspect's "OOMKilled": false.
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
@@ -1061,7 +1150,7 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory), Kind::monitor_kill, exit_named_out_of_memory},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness) |
-             bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus) | bit(kMemoryRestart),
+             bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus) | bit(kMemoryRestart) | bit(kLowMemoryKiller),
          Kind::monitor_kill, framework_memory_monitor},
     // library's backstop: any engine's allocation failure, last so that every named kind goes first.
     Rule{bit(kKvCache), Kind::engine_allocator, kv_cache_does_not_fit},
@@ -1403,6 +1492,11 @@ void Classifier::note_context(Bits found, std::string_view line) {
     // "Skipping tactic 3 due to insufficient memory" after "Error Code 2: OutOfMemory".
     if ((found & bit(kInsufficient)) && has(line, "Skipping tactic") && message_ && message_->kind == Kind::engine_allocator &&
         lines_ - message_->line <= kRetryLines)
+        message_.reset();
+    // ART's detail under its OutOfMemoryError: a request larger than the heap may ever grow to (see
+    // over_growth_limit) says the error was a corrupt length's, not memory running out.
+    if (message_ && message_->kind == Kind::engine_allocator && lines_ - message_->line <= kDetailLines &&
+        over_growth_limit(line))
         message_.reset();
     // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
     if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;

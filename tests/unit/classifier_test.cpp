@@ -1192,3 +1192,69 @@ TEST_CASE("round 19's families: Boehm's NULL, Vercel's build report, a spinner's
     CHECK_FALSE(classify({"#5  0x00007ffff7a3c in v8::internal::Heap::FatalProcessOutOfMemory (location=0x1) at heap.cc:123"},
                          unknown).oom);
 }
+
+TEST_CASE("round 20's families: allocators' and runtimes' other wordings, wrappers' reports of signal 9, Android's "
+          "and iOS's memory kills; a parser's stack, a thread's JNI Env, a cursor window, a heap's growth limit",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const std::string line : {
+             "Can't allocate 129499136 bytes on device 0.",
+             "virtual memory exhausted: \u65e0\u6cd5\u5206\u914d\u5185\u5b58",
+             "Out of memory in cuMemAlloc(&device_pointer, size)",
+             "ENOMEM: not enough memory, read",
+             "**VirtualAlloc of bytes failed with errno=1455**",
+             "OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x0000000090000000, 117440512, 0) failed; "
+             "error='The paging file is too small for this operation to complete' (DOS error/errno=1455)"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).oom);
+    }
+    // HotSpot's warning, then its report: the warning is no INFO-level line that was handled.
+    CHECK(classify({"BOOT JDK: OpenJDK 64-Bit Server VM warning: INFO: os::commit_memory(0x0000000700000000, 268435456, 0) "
+                    "failed; error='The paging file is too small for this operation to complete' (DOS error/errno=1455)",
+                    "BOOT JDK: # There is insufficient memory for the Java Runtime Environment to continue.",
+                    "BOOT JDK: # An error report file with more information is saved as:"}, unknown).oom);
+    CHECK(classify({"[781751.932755] [   T2243] [3341721]  1000 3341721 10847241  4359142  4359022      120         0 "
+                    "86327296  6341200           100 cargo-acl"}, unknown).kind == Kind::kernel_oom_kill);
+    for (const std::string line : {"sccache: Compile terminated by signal 9",
+                                   "warning: Moving job to 'failed' queue (work-horse terminated unexpectedly; waitpid returned 9",
+                                   "systemd[1]: thanos-compact.service: Main process exited, code=killed, status=9/KILL",
+                                   "x86_64-pc-linux-gnu-g++: fatal error: Killed", "[1]    2843557 killed",
+                                   "\ufffd[91mKilled", "\x1b[0;31mKilled"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::sigkill_probable);
+    }
+    CHECK_FALSE(classify({"warning: work-horse terminated unexpectedly; waitpid returned 15"}, unknown).oom);
+    CHECK_FALSE(classify({"systemd[1]: app.service: Main process exited, code=killed, status=15/TERM"}, unknown).oom);
+    // BSD's and macOS's shell says "Killed: 9"; there it is mostly a code signature the kernel refused.
+    CHECK_FALSE(classify({"Killed: 9"}, unknown).oom);
+    CHECK(classify({"11-08 18:50:37.171   730   730 I lowmemorykiller: Kill 'code.name.monkey.retromusic' (27311), uid 10557, "
+                    "oom_score_adj 200 to free 198456kB rss, 249288kB swap; reason: min watermark is breached"}, unknown)
+              .kind == Kind::monitor_kill);
+    CHECK(classify({"Reason: The process was terminated for exceeding jetsam memory limits"}, unknown).kind ==
+          Kind::kernel_oom_kill);
+    CHECK(classify({"    \"reason\" : \"per-process-limit\",  "}, unknown).kind == Kind::kernel_oom_kill);
+    for (const std::string line : {
+             "crash_sexpre_proto.wast:3569:37: memory exhausted",
+             "ERROR: Parser error: memory exhausted in file design.scad, line 40108",
+             "05-21 00:32:04.270 W/art: Throwing OutOfMemoryError \"Could not allocate JNI Env\"",
+             "java.lang.OutOfMemoryError: Could not allocate JNI Env",
+             "E/CursorWindow: Could not allocate CursorWindow '/data/data/app/databases/care.db' of size 2097152 due to error -12.",
+             "Resources exceeded during query execution: The query could not be executed in the allotted memory. Peak usage: "
+             "123% of limit.",
+             "Not enough memory; see https://support.arduino.cc/hc/en-us/articles/360013825179 for tips on reducing your footprint.",
+             "Could not allocate metaspace: 1073741824 bytes",
+             "loom: fault mprotect (197681): Out of memory",
+             "[pid 22571] mmap(NULL, 360287970189658312, PROT_READ|PROT_WRITE, MAP_SHARED, 3, 0) = -1 ENOMEM (Cannot allocate memory)"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    CHECK(classify({"mmap(NULL, 1073741824, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = -1 ENOMEM (Cannot allocate "
+                    "memory)"}, unknown).oom);
+    // ART's request against its heap's growth limit: larger than the heap may ever be, a corrupt length; smaller, memory.
+    CHECK_FALSE(classify({"Fatal Exception: java.lang.OutOfMemoryError",
+                          "Failed to allocate a 4792046832 byte allocation with 2097152 free bytes and 253MB until OOM, target "
+                          "footprint 4961960, growth limit 268435456"}, unknown).oom);
+    CHECK(classify({"Fatal Exception: java.lang.OutOfMemoryError",
+                    "Failed to allocate a 54431756 byte allocation with 22020096 free bytes and 21MB until OOM, target "
+                    "footprint 246043920, growth limit 268435456"}, unknown).oom);
+}
