@@ -81,6 +81,8 @@ def problems(entry, log, used_projects, used_urls, seen_projects, seen_files):
         why.append("project already used")
     if entry.get("url", "").strip() in used_urls:
         why.append("URL already used")
+    if not entry.get("url", "").startswith("https://"):
+        why.append("URL is not https:// (the families test cites only those)")
     if from_url and from_url != project:
         why.append(f"URL is {from_url}'s, not {project}'s")
     if project in seen_projects:

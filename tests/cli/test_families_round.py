@@ -57,6 +57,7 @@ def test_check_sets_aside_what_cannot_be_kept(tmp_path):
         entry("library-missing.log", "new/missing"),
         entry("allocator-wrong-prefix.log", "new/prefix", family="library"),
         entry("library-hedged.log", "new/hedged", note="A maintainer thinks it is probably memory."),
+        entry("library-blog.log", "new/blog", url="http://blog.example/post"),
     ], missing={"library-missing.log"})
     collector(round_dir, "b", [entry("library-twice.log", "new/clean")])
     result = run(data, "check", round_dir)
@@ -65,13 +66,14 @@ def test_check_sets_aside_what_cannot_be_kept(tmp_path):
     reasons = {"library-reused.log": "project already used", "library-trainer.log": "project already used",
                "library-doubted.log": "collector's doubt: the thread never says",
                "lookalike-no-family.log": "names the family it resembles", "library-missing.log": "no log",
-               "allocator-wrong-prefix.log": "does not begin library-", "library-twice.log": "also collected by a"}
+               "allocator-wrong-prefix.log": "does not begin library-", "library-twice.log": "also collected by a",
+               "library-blog.log": "URL is not https://"}
     for file, reason in reasons.items():
         line = next((l for l in out.splitlines() if f"set aside {file}:" in l), "")
         assert reason in line, (file, out)
     assert "library-clean.log" not in out
     assert "read the note of library-hedged.log: hedged (probably)" in out
-    assert "9 entries, 7 to set aside" in out
+    assert "10 entries, 8 to set aside" in out
 
 
 def test_merge_makes_the_round_held_and_the_last_one_dev(tmp_path):
