@@ -77,7 +77,8 @@ enum Anchor : int {
     kKillRequestCaps, kKillRequest, kStopRequest, kCtlRestart, kCtlStop, kDockerStop, kDockerKill, kDockerRestart, kKillNine,
     kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kTerminatedDue,
     kSigint, kAttemptingReset, kConnectionClosed, kKillSignal, kPagingFile, kTaskRow,
-    kBySignalNine, kWaitpidReturned, kLowMemoryKiller, kPerProcessLimit, kErrno1455,
+    kBySignalNine, kWaitpidReturned, kLowMemoryKiller, kPerProcessLimit, kErrno1455, kLastFewGcs, kPageSize,
+    kMacUsers, kMacApp,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -115,6 +116,8 @@ const std::vector<std::string> kAnchorTexts = {
     "by signal 9" /* "sccache: Compile terminated by signal 9" */, "waitpid returned" /* rq's work-horse */,
     "lowmemorykiller" /* Android's lmkd */, "per-process-limit" /* a JetsamEvent's reason */,
     "errno=1455" /* Windows' ERROR_COMMITMENT_LIMIT as Go prints it */,
+    "Last few GCs" /* V8's fatal report's header */, "Unsupported system page size" /* jemalloc's */,
+    "/Users/" /* a macOS home */, ".app/Contents" /* a macOS application bundle */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -138,6 +141,7 @@ constexpr int kSurvivalSteps = 2;
 constexpr long long kForkContextLines = 40;
 constexpr long long kCompetingLines = 20;
 constexpr long long kDetailLines = 3;  // a multi-line failure record gives its size this close after its first line
+constexpr long long kV8ReportLines = 200;  // V8's fatal report: its last GCs, its JS stack, then its FATAL line
 constexpr long long kRetryLines = 5;  // an engine's retry this close after its allocation failure answers it  // an error this close before a SIGKILL sign competes with the OOM killer
 
 bool has(std::string_view text, std::string_view needle) {
@@ -262,7 +266,8 @@ bool cpu_allocator(std::string_view s) {
 // Python's MemoryError as the exception of a traceback's last line, or NumPy's variant.
 bool python_memory_error(std::string_view s) {
     if (has(s, "MemoryError: Unable to allocate") || has(s, "_ArrayMemoryError")) return true;
-    const std::string_view t = trim(s);
+    std::string_view t = trim(s);
+    while (t.ends_with('`')) t.remove_suffix(1);  // a paste's closing fence glued on: "MemoryError```"
     for (size_t at = t.find("MemoryError"); at != std::string_view::npos; at = t.find("MemoryError", at + 1)) {
         const bool starts = at == 0 || t[at - 1] == ' ' || t[at - 1] == ']';
         const size_t end = at + std::strlen("MemoryError");
@@ -732,6 +737,9 @@ constexpr std::string_view kFailurePhrases[] = {
     "ouldn't allocate", "ould not allocate", "ytes exhausted" /* PHP's "Allowed memory size of N bytes exhausted" */,
     "eap exhausted" /* GHC's "Heap exhausted;" */, "xhausted heap" /* the Dart VM's "Exhausted heap space" */,
     "ut of heap" /* MSVC's "fatal error C1060: compiler is out of heap space" */};
+// A runtime's size limit, not its heap running out (V8's "invalid table size Allocation failed - JavaScript heap out
+// of memory": a Map or Set past its largest capacity), as the JVM's "Requested array size exceeds VM limit" is.
+constexpr std::string_view kSizeLimits[] = {"invalid table size", "invalid array length", "invalid string length"};
 // Lines about other limits (a kernel launch's or compiler's resources, a disk, an API's quota,
 // a JVM's threads; its heap has its own rule, jvm_out_of_memory), a driver
 // that could not start (cuInit), TensorRT's builder timing tactics in its virtual memory buffer (it skips a
@@ -750,10 +758,7 @@ constexpr std::string_view kNotAnAllocation[] = {
     "EncodeSession",
     // A failure the program says it went on from ("Not enough memory to train LightGBM... Skipping this model.").
     "Skipping", "skipping",
-    // A runtime's size limit, not its heap running out (V8's "invalid table size Allocation failed - JavaScript
-    // heap out of memory": a Map or Set past its largest capacity), as the JVM's "Requested array size
-    // exceeds VM limit" is.
-    "invalid table size", "invalid array length", "invalid string length",
+    // A runtime's size limit: kSizeLimits.
     // PostgreSQL's limit on one allocation (1 GB, MaxAllocSize), which it reports as "out of memory" under
     // program_limit_exceeded ("psycopg2.errors.ProgramLimitExceeded: out of memory", "Cannot enlarge string
     // buffer containing 1073741822 bytes by 1 more bytes"); its memory running out is the class out_of_memory.
@@ -983,6 +988,13 @@ bool commit_failed(std::string_view s) {
     return (has(s, "nable to commit") || has(s, "ailed to commit") || has(s, "ould not commit")) && has(s, "of memory");
 }
 
+// SQLite's answer when it could not open a database at all (a directory it may not write, a file missing):
+// sqlite3_errmsg() on the handle it did not make says "out of memory" ("failed to open sqlite database: out of
+// memory"), as its CANTOPEN's "unable to open database file: out of memory (14)" does.
+bool sqlite_open_failed(std::string_view s) {
+    return (has(s, "sqlite") || has(s, "SQLite")) && (has(s, "open") || has(s, "Open"));
+}
+
 // The Boehm collector's allocation failing ("GC Warning: Out of Memory! Heap size: 0 MiB. Returning NULL!"): a
 // warning in name, but GC_malloc returns nothing and the program (Crystal's, Mono's) dies on it.
 bool boehm_returns_null(std::string_view s) { return has(s, "Out of Memory!") && has(s, "Returning NULL"); }
@@ -1013,8 +1025,8 @@ bool parser_stack_exhausted(std::string_view s) {
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s))) ||
-        any_of(s, kNotAnAllocation) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
-        any_of(s, kGuess) || looks_like_code(s) || native_frame(s) || parser_stack_exhausted(s))
+        any_of(s, kNotAnAllocation) || any_of(s, kSizeLimits) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
+        any_of(s, kGuess) || looks_like_code(s) || native_frame(s) || parser_stack_exhausted(s) || sqlite_open_failed(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (exhausted_status_only(s)) return false;
@@ -1098,6 +1110,9 @@ const std::array kMessageRules = {
     // allocator: a framework allocator's own message. Not: "except torch.cuda.OutOfMemoryError:" in
     // a traceback's source lines.
     Rule{bit(kOutOfMemory) | bit(kOutOfMemoryClass), Kind::hip, [](std::string_view s) {
+             // chipStar maps OpenCL's CL_OUT_OF_RESOURCES at a kernel's launch to hipErrorOutOfMemory: a launch's
+             // resources, not memory ("hipErrorOutOfMemory (CL_OUT_OF_RESOURCES) in CHIPBackendOpenCL.cc:1693:launchImpl").
+             if (has(s, "OUT_OF_RESOURCES")) return false;
              return has(s, "HIP out of memory") || has(s, "hipErrorOutOfMemory") || has(s, "HIP_ERROR_OutOfMemory");
          }},
     Rule{bit(kOutOfMemory), Kind::mps, [](std::string_view s) { return has(s, "MPS backend out of memory"); }},
@@ -1155,6 +1170,9 @@ const std::array kMessageRules = {
     // library's backstop: any engine's allocation failure, last so that every named kind goes first.
     Rule{bit(kKvCache), Kind::engine_allocator, kv_cache_does_not_fit},
     Rule{kFailureAnchors, Kind::engine_allocator, allocation_failure},
+    // V8's fatal report opens with its last collections ("<--- Last few GCs --->"): it prints them only when its heap
+    // gave up, and a paste often ends before the FATAL ERROR line. A size limit named there undoes it (note_context).
+    Rule{bit(kLastFewGcs), Kind::engine_allocator, [](std::string_view s) { return has(s, "<--- Last few GCs --->"); }},
 };
 
 std::string evidence_text(std::string_view text) {
@@ -1517,8 +1535,19 @@ void Classifier::note_context(Bits found, std::string_view line) {
     if ((found & bit(kErrno)) && has(line, "failed") && !has(line, "(errno=12)") &&
         (has(line, "memory") || has(line, "mmap") || has(line, "alloc")))
         refused_at_ = lines_;
+    // jemalloc built for smaller pages than the kernel's ("<jemalloc>: Unsupported system page size", a Raspberry
+    // Pi 5's 16 KiB): every allocation after it fails ("memory allocation of 56 bytes failed"), with memory free.
+    if ((found & bit(kPageSize)) && has(line, "<jemalloc>")) refused_at_ = lines_;
     if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
         signature_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+    if ((found & (bit(kMacUsers) | bit(kMacApp))) && !macos_)
+        macos_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+    // V8's report: its header decided (see the rule); the FATAL line under it naming a size limit ("FATAL ERROR:
+    // invalid table size Allocation failed - JavaScript heap out of memory") says the heap did not run out.
+    if ((found & bit(kLastFewGcs)) && has(line, "<--- Last few GCs --->")) v8_report_at_ = lines_;
+    if (v8_report_at_ && message_ && message_->line == *v8_report_at_ && lines_ - *v8_report_at_ <= kV8ReportLines &&
+        has(line, "FATAL ERROR:") && any_of(line, kSizeLimits))
+        message_.reset();
 }
 
 std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bits found) const {
@@ -1587,7 +1616,14 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     }
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
-    if (signature_) {
+    if (signature_ || macos_) {
+        if (!signature_) {
+            Verdict mac = not_oom(killed + " on macOS (line " + std::to_string(macos_->line) + ": " + macos_->text +
+                                  "), where a SIGKILL with no memory text is mostly the kernel refusing a code signature: "
+                                  "macOS compresses and swaps memory, and asks the user to quit programs, before it kills");
+            mac.competing_cause = macos_->text;
+            return mac;
+        }
         Verdict refused = not_oom(killed + ", and the system refused a code signature (line " +
                                   std::to_string(signature_->line) + ": " + signature_->text +
                                   "): macOS kills such a program as it starts, not for memory");

@@ -1258,3 +1258,41 @@ TEST_CASE("round 20's families: allocators' and runtimes' other wordings, wrappe
                     "Failed to allocate a 54431756 byte allocation with 22020096 free bytes and 21MB until OOM, target "
                     "footprint 246043920, growth limit 268435456"}, unknown).oom);
 }
+
+TEST_CASE("round 21's families: V8's report cut before its FATAL line, a fenced MemoryError; jemalloc's page size, "
+          "SQLite's open, OpenCL's launch resources, a bare SIGKILL on macOS", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    const std::vector<std::string> gcs = {
+        "<--- Last few GCs --->", "",
+        "[72094:0x1026a0000]   186455 ms: Mark-sweep 2030.6 (2050.9) -> 2030.4 (2051.4) MB, 1099.8 / 0.0 ms  allocation failure",
+        "", "<--- JS stacktrace --->", "==== JS stack trace =========================================",
+        "    0: ExitFrame [pc: 0x100ea9f02]"};
+    CHECK(classify(gcs, unknown).kind == Kind::engine_allocator);
+    // The same report, to its FATAL line naming a size limit: no heap ran out.
+    auto to_limit = gcs;
+    to_limit.push_back("FATAL ERROR: invalid table size Allocation failed - JavaScript heap out of memory");
+    CHECK_FALSE(classify(to_limit, unknown).oom);
+    auto to_heap = gcs;
+    to_heap.push_back("FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory");
+    CHECK(classify(to_heap, unknown).oom);
+    CHECK(classify({"    array = numpy.ndarray(count, dtype=dtype)", "MemoryError```"}, unknown).kind == Kind::python_memory_error);
+    // jemalloc built for 4 KiB pages on a 16 KiB kernel: its allocations fail with memory free.
+    CHECK_FALSE(classify({"<jemalloc>: Unsupported system page size", "<jemalloc>: Unsupported system page size",
+                          "memory allocation of 24 bytes failed", "Aborted"}, unknown).oom);
+    CHECK(classify({"memory allocation of 17179869184 bytes failed", "Aborted"}, unknown).oom);
+    CHECK_FALSE(classify({"failed to open sqlite database: out of memory"}, unknown).oom);
+    CHECK_FALSE(classify({"CHIP error : hipErrorOutOfMemory (CL_OUT_OF_RESOURCES) in CHIPBackendOpenCL.cc:1693:launchImpl"},
+                         unknown).oom);
+    CHECK(classify({"HIP error: hipErrorOutOfMemory"}, unknown).kind == Kind::hip);
+    // A bare SIGKILL on macOS; with a memory message it is still the message's.
+    const Verdict mac = classify({"error: test failed, to rerun pass '--bin kindelia'", "",
+                                  "Caused by:",
+                                  "  process didn't exit successfully: `/Users/dev/kindelia/target/debug/deps/kindelia-c19e` "
+                                  "(signal: 9, SIGKILL: kill)"}, unknown);
+    CHECK_FALSE(mac.oom);
+    CHECK(mac.reason.find("macOS") != std::string::npos);
+    CHECK_FALSE(classify({"% ./devfiler.app/Contents/MacOS/devfiler", "zsh: killed     ./devfiler.app/Contents/MacOS/devfiler"},
+                         unknown).oom);
+    CHECK(classify({"zsh: killed     ./devfiler"}, unknown).oom);
+    CHECK(classify({"  File \"/Users/dev/train.py\", line 3, in <module>", "MemoryError"}, unknown).oom);
+}
