@@ -938,7 +938,16 @@ bool over_growth_limit(std::string_view s) {
     return request > 0 && limit > 0 && request > limit;
 }
 
+// Rust's abort for a request smaller than a page ("memory allocation of 5 bytes failed"): the allocator could not
+// map one page, which on a kernel that overcommits is the allocator broken (jemalloc built for smaller pages than
+// the kernel's), not memory gone; the OOM killer answers memory running out long before such a request fails.
+bool sub_page_request(std::string_view s) {
+    const long long bytes = number_after(s, "memory allocation of ");
+    return bytes > 0 && bytes < 4096 && has(s, " bytes failed");
+}
+
 bool impossible_size(std::string_view s) {
+    if (sub_page_request(s)) return true;
     const double bytes = std::max(largest_size(s), traced_length(s));
     return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B "))) || negative_size(s) ||
            over_growth_limit(s);

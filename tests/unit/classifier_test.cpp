@@ -1280,6 +1280,9 @@ TEST_CASE("round 21's families: V8's report cut before its FATAL line, a fenced 
     CHECK_FALSE(classify({"<jemalloc>: Unsupported system page size", "<jemalloc>: Unsupported system page size",
                           "memory allocation of 24 bytes failed", "Aborted"}, unknown).oom);
     CHECK(classify({"memory allocation of 17179869184 bytes failed", "Aborted"}, unknown).oom);
+    // Without jemalloc's notice, a request below a page still says the allocator, not memory, failed.
+    CHECK_FALSE(classify({"memory allocation of 5 bytes failed"}, unknown).oom);
+    CHECK(classify({"memory allocation of 176896 bytes failed"}, unknown).oom);
     CHECK_FALSE(classify({"failed to open sqlite database: out of memory"}, unknown).oom);
     CHECK_FALSE(classify({"CHIP error : hipErrorOutOfMemory (CL_OUT_OF_RESOURCES) in CHIPBackendOpenCL.cc:1693:launchImpl"},
                          unknown).oom);
