@@ -1332,8 +1332,13 @@ void to_json(nlohmann::json& out, const Verdict& v) {
 }
 
 Classifier::Classifier() : anchors_(kAnchorTexts) {
-    for (const auto& anchor : kAnchorTexts)
+    // A macOS path decides nothing on its own line, so no message is joined across a break for it: "/Users/"
+    // would make every line that starts "Us" (UserWarning) a candidate continuation.
+    for (size_t a = 0; a < kAnchorTexts.size(); ++a) {
+        if (a == kMacUsers || a == kMacApp) continue;
+        const std::string& anchor = kAnchorTexts[a];
         for (size_t i = 1; i + 1 < anchor.size(); ++i) continuations_.set(bigram(anchor[i], anchor[i + 1]));
+    }
 }
 
 void Classifier::mark_training_started() { training_ = true; }
