@@ -1630,19 +1630,19 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
     }
     const std::string killed = exit.sigkill() ? "the trainer was killed by SIGKILL" : "a trainer process got SIGKILL";
     if (auto confirmed = kernel_confirms(killed, kernel, training_)) return *confirmed;
-    if (signature_ || macos_) {
-        if (!signature_) {
-            Verdict mac = not_oom(killed + " on macOS (line " + std::to_string(macos_->line) + ": " + macos_->text +
-                                  "), where a SIGKILL with no memory text is mostly the kernel refusing a code signature: "
-                                  "macOS compresses and swaps memory, and asks the user to quit programs, before it kills");
-            mac.competing_cause = macos_->text;
-            return mac;
-        }
+    if (signature_) {
         Verdict refused = not_oom(killed + ", and the system refused a code signature (line " +
                                   std::to_string(signature_->line) + ": " + signature_->text +
                                   "): macOS kills such a program as it starts, not for memory");
         refused.competing_cause = signature_->text;
         return refused;
+    }
+    if (macos_) {
+        Verdict mac = not_oom(killed + " on macOS (line " + std::to_string(macos_->line) + ": " + macos_->text +
+                              "), where a SIGKILL with no memory text is mostly the kernel refusing a code signature: "
+                              "macOS compresses and swaps memory, and asks the user to quit programs, before it kills");
+        mac.competing_cause = macos_->text;
+        return mac;
     }
     if (termination_) {
         Verdict stopped = not_oom(killed + " after a stop from outside (" + *termination_ + "), not by the OOM killer");

@@ -194,7 +194,7 @@ private:
     std::optional<long long> refused_at_;      // the latest allocation that failed with an errno other than ENOMEM,
                                                // or an allocator that cannot work (jemalloc's page size)
     std::optional<Evidence> macos_;            // the first line that shows the log is macOS's (a /Users/ path, an .app)
-    std::optional<long long> v8_report_at_;    // the header of V8's fatal report ("<--- Last few GCs --->"), when it decided
+    std::optional<long long> v8_report_at_;    // the latest header of V8's fatal report ("<--- Last few GCs --->")
     std::array<char, 128> record_head_{};  // the head of the latest unindented line, where a record gives its level
     size_t record_head_size_ = 0;
     bool srun_task_ended_ = false;     // srun reported a task's end: a cancellation after it is its consequence
