@@ -139,10 +139,10 @@ constexpr size_t kWrapJoin = 400;       // bytes of each side joined to look for
 constexpr size_t kEvidenceBytes = 1000;
 constexpr int kSurvivalSteps = 2;
 constexpr long long kForkContextLines = 40;
-constexpr long long kCompetingLines = 20;
+constexpr long long kCompetingLines = 20;  // an error this close before a SIGKILL sign competes with the OOM killer
 constexpr long long kDetailLines = 3;  // a multi-line failure record gives its size this close after its first line
 constexpr long long kV8ReportLines = 200;  // V8's fatal report: its last GCs, its JS stack, then its FATAL line
-constexpr long long kRetryLines = 5;  // an engine's retry this close after its allocation failure answers it  // an error this close before a SIGKILL sign competes with the OOM killer
+constexpr long long kRetryLines = 5;  // an engine's retry this close after its allocation failure answers it
 
 bool has(std::string_view text, std::string_view needle) {
     return ::memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
@@ -152,7 +152,6 @@ constexpr std::string_view kExitWords[] = {" code", " status"};
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-// "except torch.cuda.OutOfMemoryError:" in a traceback's source excerpt is code, not an error.
 // The number right after KEY in S ("waitpid returned 9" -> 9), or -1.
 long long number_after(std::string_view s, std::string_view key) {
     const size_t at = s.find(key);
@@ -163,6 +162,7 @@ long long number_after(std::string_view s, std::string_view key) {
     return number;
 }
 
+// "except torch.cuda.OutOfMemoryError:" in a traceback's source excerpt is code, not an error.
 bool looks_like_code(std::string_view text) {
     return has(text, "except ") || has(text, "isinstance(") || has(text, "import ");
 }
@@ -758,7 +758,6 @@ constexpr std::string_view kNotAnAllocation[] = {
     "EncodeSession",
     // A failure the program says it went on from ("Not enough memory to train LightGBM... Skipping this model.").
     "Skipping", "skipping",
-    // A runtime's size limit: kSizeLimits.
     // PostgreSQL's limit on one allocation (1 GB, MaxAllocSize), which it reports as "out of memory" under
     // program_limit_exceeded ("psycopg2.errors.ProgramLimitExceeded: out of memory", "Cannot enlarge string
     // buffer containing 1073741822 bytes by 1 more bytes"); its memory running out is the class out_of_memory.
@@ -917,8 +916,6 @@ bool negative_size(std::string_view s) {
     return false;
 }
 
-// A size no allocation runs out at: more than any machine has, nothing ("Failed to allocate 0 bytes"), or
-// less than nothing.
 // The length in a system call trace's mmap ("mmap(NULL, 360287970189658312, PROT_READ|PROT_WRITE, ...) = -1 ENOMEM"),
 // in bytes without a unit; 0 when none.
 double traced_length(std::string_view s) {
@@ -946,6 +943,8 @@ bool sub_page_request(std::string_view s) {
     return bytes > 0 && bytes < 4096 && has(s, " bytes failed");
 }
 
+// A size no allocation runs out at: more than any machine has, nothing ("Failed to allocate 0 bytes"), less than
+// nothing, more than the heap may ever hold, or less than a page (see each).
 bool impossible_size(std::string_view s) {
     if (sub_page_request(s)) return true;
     const double bytes = std::max(largest_size(s), traced_length(s));
