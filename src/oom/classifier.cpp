@@ -935,6 +935,15 @@ bool over_growth_limit(std::string_view s) {
     return request > 0 && limit > 0 && request > limit;
 }
 
+// Go's request for a block thousands of times what its heap holds ("runtime: out of memory: cannot allocate
+// 68719476736-byte block (3866624 in use)"): a length read from corrupt data, as over_growth_limit's is. A heap
+// that grew until memory ran out holds about what it asks for next ("cannot allocate 17179869184-byte block
+// (17242652672 in use)").
+bool far_beyond_heap(std::string_view s) {
+    const long long request = number_after(s, "cannot allocate "), in_use = number_after(s, "-byte block (");
+    return request >= (1LL << 30) && in_use >= 0 && has(s, " in use)") && request / 1000 > in_use;
+}
+
 // Rust's abort for a request smaller than a page ("memory allocation of 5 bytes failed"): the allocator could not
 // map one page, which on a kernel that overcommits is the allocator broken (jemalloc built for smaller pages than
 // the kernel's), not memory gone; the OOM killer answers memory running out long before such a request fails.
@@ -944,12 +953,12 @@ bool sub_page_request(std::string_view s) {
 }
 
 // A size no allocation runs out at: more than any machine has, nothing ("Failed to allocate 0 bytes"), less than
-// nothing, more than the heap may ever hold, or less than a page (see each).
+// nothing, more than the heap may ever hold or far beyond what it holds, or less than a page (see each).
 bool impossible_size(std::string_view s) {
     if (sub_page_request(s)) return true;
     const double bytes = std::max(largest_size(s), traced_length(s));
     return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B "))) || negative_size(s) ||
-           over_growth_limit(s);
+           over_growth_limit(s) || far_beyond_heap(s);
 }
 
 // A debugger's notice of an exception thrown, caught or not (Visual Studio's first-chance "Exception thrown:
@@ -1551,6 +1560,8 @@ void Classifier::note_context(Bits found, std::string_view line) {
     // jemalloc built for smaller pages than the kernel's ("<jemalloc>: Unsupported system page size", a Raspberry
     // Pi 5's 16 KiB): every allocation after it fails ("memory allocation of 56 bytes failed"), with memory free.
     if ((found & bit(kPageSize)) && has(line, "<jemalloc>")) refused_at_ = lines_;
+    // Go's corrupt length: its "fatal error: out of memory" follows on the next line.
+    if ((found & bit(kOutOfMemory)) && far_beyond_heap(line)) refused_at_ = lines_;
     if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
         signature_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
     if ((found & (bit(kMacUsers) | bit(kMacApp))) && !macos_)

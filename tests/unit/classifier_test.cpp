@@ -1299,3 +1299,14 @@ TEST_CASE("round 21's families: V8's report cut before its FATAL line, a fenced 
     CHECK(classify({"zsh: killed     ./devfiler"}, unknown).oom);
     CHECK(classify({"  File \"/Users/dev/train.py\", line 3, in <module>", "MemoryError"}, unknown).oom);
 }
+
+TEST_CASE("Go's request thousands of times its heap is a corrupt length; a heap that grew to its request ran out",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK_FALSE(classify({"runtime: out of memory: cannot allocate 68719476736-byte block (3866624 in use)",
+                          "fatal error: out of memory"}, unknown).oom);
+    CHECK(classify({"runtime: out of memory: cannot allocate 17179869184-byte block (17242652672 in use)",
+                    "fatal error: out of memory"}, unknown).oom);
+    CHECK(classify({"runtime: out of memory: cannot allocate 4194304-byte block (3866624 in use)",
+                    "fatal error: out of memory"}, unknown).oom);
+}
