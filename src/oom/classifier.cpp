@@ -78,13 +78,13 @@ enum Anchor : int {
     kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kTerminatedDue,
     kSigint, kAttemptingReset, kConnectionClosed, kKillSignal, kPagingFile, kTaskRow,
     kBySignalNine, kWaitpidReturned, kLowMemoryKiller, kPerProcessLimit, kErrno1455, kLastFewGcs, kPageSize,
-    kMacUsers, kMacApp,
+    kMacUsers, kMacApp, kOutOfMemoryParen,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
     "of memory" /* out of memory, Out of memory, lack of memory */, "OutOfMemory", "OUT_OF_" /* _MEMORY, _DEVICE_MEMORY */,
     "MemoryAllocation", "ALLOC_FAILED",
-    "OOM" /* OOM when allocating, OOM Detected, recover from OOM, OOMKilled, due to CUDA OOM */, "allocate memory", "ot enough memory", "MemoryError",
+    "OOM" /* OOM when allocating, OOM Detected, recover from OOM, OOMKilled, due to CUDA OOM */, "allocate memory", "enough" /* not enough memory, does not have enough free memory */, "MemoryError",
     "illed" /* Killed, killed */, "\u5df2\u6740\u6b7b" /* 已杀死: bash's zh_CN "Killed" */, "SIGKILL", "exitcode", "exit code",
     "exit status", "exited with",
     "CANCELLED", "SIGTERM", "got signal", "os.fork()", "popen_fork", "fork_exec",
@@ -118,6 +118,7 @@ const std::vector<std::string> kAnchorTexts = {
     "errno=1455" /* Windows' ERROR_COMMITMENT_LIMIT as Go prints it */,
     "Last few GCs" /* V8's fatal report's header */, "Unsupported system page size" /* jemalloc's */,
     "/Users/" /* a macOS home */, ".app/Contents" /* a macOS application bundle */,
+    "(out-of-memory)" /* Racket's sandbox: "evaluator: terminated (out-of-memory)" */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -519,6 +520,7 @@ bool sigkill_sign(std::string_view s, Bits found) {
     if ((found & bit(kKilled)) && trim(s).ends_with("fatal error: Killed")) return true;
     if (found & bit(kMpiExitCode)) return trim(s).ends_with("EXIT CODE: 9");  // MPICH's hydra: the rank's signal
     if ((found & bit(kKilled)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
+    if ((found & bit(kKilled)) && has(s, "Received \"killed\" signal")) return true;  // CircleCI's step, SIGKILLed
     if (found & bit(kKernelDied)) return has(s, "kernel") && has(s, "appears to have died");  // Jupyter's notice
     return (found & (bit(kKilled) | bit(kKilledZh) | bit(kKilledFr) | bit(kKilledDe))) && shell_killed(s);
 }
@@ -527,10 +529,11 @@ bool sigkill_sign(std::string_view s, Bits found) {
 // GCC's assembler reading a compiler killed mid-output through -pipe ("{standard input}:913986: Error: unknown
 // pseudo-op"): the kill's consequence too.
 // An error that reports the kill itself ("KEMException: [Error] Critical: Haskell Backend execution failed with code
-// 137") is its account, not another cause.
+// 137", OpenDroneMap's "Exception: Child returned 137") is its account, not another cause.
 bool death_report(std::string_view s) {
     return has(s, "{standard input}:") || has(s, "ChildFailedError") || has(s, "failed (exitcode") || has(s, "slurmstepd") ||
-           parse_srun_task_end(s) || has(s, "with code 137") || exit_number_is_sigkill(s);
+           parse_srun_task_end(s) || has(s, "with code 137") || number_after(s, "returned ") == 137 ||
+           exit_number_is_sigkill(s);
 }
 
 // Kubernetes' reason for a container's end, when it is not OOMKilled: the runtime says OOMKilled for
@@ -547,8 +550,10 @@ bool kubernetes_other_reason(std::string_view s) {
 // A memory error a log line reports at INFO or DEBUG level was handled, not the end of the program
 // (ESMFold's "| INFO | root | Failed (CUDA out of memory) on sequence ...").
 // HotSpot's "VM warning: INFO: os::commit_memory(...) failed" is no level: the JVM exits after it.
+// TensorFlow's "INFO:tensorflow:Error reported to Coordinator: <class '...ResourceExhaustedError'>" is no level either:
+// the coordinator stops every thread and raises the error.
 bool logged_as_handled(std::string_view s) {
-    if (has(s, "VM warning: INFO:")) return false;
+    if (has(s, "VM warning: INFO:") || has(s, "Error reported to Coordinator")) return false;
     return has(s, " INFO ") || has(s, "| INFO |") || has(s, "[INFO]") || has(s, "INFO:") || has(s, " DEBUG ") ||
            has(s, "[DEBUG]") || has(s, "DEBUG:") || has(s, "level=info") || has(s, "level=debug");
 }
@@ -631,6 +636,9 @@ bool batch_memory_limit(std::string_view s) {
     if (has(s, "Warning:")) return false;
     if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
     if (has(s, "illed") && (has(s, "excessive memory") || has(s, "out-of-memory"))) return true;  // HTCondor, site notices
+    // OpenShift's "The build pod was killed due to an out of memory condition.", Racket's sandbox "evaluator:
+    // terminated (out-of-memory)".
+    if ((has(s, "killed due to") && has(s, "out of memory")) || has(s, "terminated (out-of-memory)")) return true;
     if (has(s, "on hold") && has(s, "memory usage")) return true;  // HTCondor's SYSTEM_PERIODIC_HOLD for memory
     if (has(s, "over memory limit") || has(s, "over the memory limit") || has(s, "over its memory limit")) return true;
     if (!has(s, "xceeded")) return false;
@@ -866,11 +874,19 @@ bool any_of(std::string_view s, std::span<const std::string_view> needles) {
     return std::any_of(needles.begin(), needles.end(), [&](std::string_view n) { return has(s, n); });
 }
 
+// GHC's runtime linker mapping code where it must lie, near the program's own ("ghc-iserv: mmap 4096 bytes at (nil):
+// Cannot allocate memory", its m32 allocator's "mmap 131072 bytes at (nil)"): a place in the address space it could
+// not get (a kernel's mmap regression, GHC #19421), not memory; GHC's heap running out is "Heap exhausted".
+bool placed_mapping(std::string_view s) {
+    const size_t at = s.find("mmap ");
+    return at != std::string_view::npos && number_after(s.substr(at), "mmap ") >= 0 && has(s.substr(at), " bytes at ");
+}
+
 // A limit on address space, mappings, threads or locked pages: its ENOMEM is not memory running out.
 // mprotect's ENOMEM ("loom: fault mprotect (197681): Out of memory") is the map count: changing a page's protection
 // splits a mapping, and past vm.max_map_count the kernel refuses; it allocates nothing.
 bool limit_not_memory(std::string_view s) {
-    return any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kThreadLimit) || has(s, "mprotect");
+    return any_of(s, kLocksMemory) || maps_a_file(s) || any_of(s, kThreadLimit) || has(s, "mprotect") || placed_mapping(s);
 }
 
 // "bm_alloc_gmem failed", "Alloc Device Memory Failed!": an allocation verb, a failure and memory.
@@ -936,10 +952,12 @@ bool over_growth_limit(std::string_view s) {
 }
 
 // Go's request for a block thousands of times what its heap holds ("runtime: out of memory: cannot allocate
-// 68719476736-byte block (3866624 in use)"): a length read from corrupt data, as over_growth_limit's is. A heap
-// that grew until memory ran out holds about what it asks for next ("cannot allocate 17179869184-byte block
-// (17242652672 in use)").
+// 68719476736-byte block (3866624 in use)"), or for less than nothing ("cannot allocate -8289131749560221696-byte
+// block"): a length read from corrupt data, as over_growth_limit's is. A heap that grew until memory ran out
+// holds about what it asks for next ("cannot allocate 17179869184-byte block (17242652672 in use)").
 bool far_beyond_heap(std::string_view s) {
+    if (!has(s, "-byte block")) return false;
+    if (has(s, "cannot allocate -")) return true;
     const long long request = number_after(s, "cannot allocate "), in_use = number_after(s, "-byte block (");
     return request >= (1LL << 30) && in_use >= 0 && has(s, " in use)") && request / 1000 > in_use;
 }
@@ -973,12 +991,53 @@ bool first_chance_exception(std::string_view s) {
 // "Memory limit (for query) exceeded" and "(for user)" (not "(total)", the server's own, set from the machine's
 // memory), StarRocks' "Memory of Query... exceed limit", CockroachDB's "memory budget exceeded: 10240 bytes
 // requested", Neo4j's "MemoryPoolOutOfMemoryError" (dbms.memory.transaction.total.max), BigQuery's "The query could not
-// be executed in the allotted memory", as MongoDB's allowDiskUse is.
+// be executed in the allotted memory" and "Resources exceeded during query execution: Your project or organization
+// exceeded the maximum disk and memory limit available for shuffle operations"), as MongoDB's allowDiskUse is.
 bool query_memory_limit(std::string_view s) {
     return has(s, "Memory limit (for query)") || has(s, "Memory limit (for user)") || has(s, "allotted memory") ||
+           has(s, "Resources exceeded during query execution") ||
            (has(s, "Memory of Query") && has(s, "exceed limit")) ||
            (has(s, "memory budget exceeded") && has(s, "requested")) || has(s, "MemoryPoolOutOfMemoryError");
 }
+
+// Limits that are not memory running out, whatever a rule's words say of them:
+// - a GPU kernel's memory per block, which its compiler or launcher checks ("RESOURCE_EXHAUSTED: Shared memory size
+//   limit exceeded" from Pallas, AMDGPU's LDS in "error: local memory limit exceeded (98304) in kernel");
+// - pages both writable and executable, which a security policy refuses (cffi's "MemoryError: Cannot allocate
+//   write+execute memory for ffi.callback()" on macOS or under SELinux);
+// - a shared zone of the size nginx's configuration gave it ("could not allocate new session in SSL session shared
+//   cache");
+// - .NET's largest array ("System.OutOfMemoryException: 'Array dimensions exceeded supported range.'"), as the JVM's
+//   "Requested array size exceeds VM limit" is;
+// - V8 reserving address space, which ulimit -v refuses ("Fatal process out of memory: SegmentedTable::InitializeTable
+//   (subspace allocation)", "Fatal process OOM in Failed to reserve virtual memory for CodeRange");
+// - a graphics or compute API creating its instance, device, swapchain or queue ("vkCreateInstance failed with
+//   ERROR_OUT_OF_HOST_MEMORY", "CL_OUT_OF_HOST_MEMORY when calling clCreateCommandQueueWithProperties", wgpu's
+//   "Adapter::request_device: not enough memory left"): a driver or setup that does not work, reported with the only
+//   error codes the API has; memory running out fails an allocation of memory, a buffer or an image.
+constexpr std::string_view kOtherLimits[] = {
+    "hared memory size limit", "local memory limit", "write+execute", "shared cache", "Array dimensions exceeded",
+    "subspace allocation", "reserve virtual memory", "vkCreateInstance", "vkCreateDevice", "vkCreateSwapchain",
+    "clCreateCommandQueue", "clCreateContext", "request_device"};
+
+// An allocation whose failure names its cause, and the cause is not memory: thrust's "std::bad_alloc:
+// cudaErrorSystemDriverMismatch: system has unsupported display driver / cuda driver combination" (its real OOM is
+// "std::bad_alloc: cudaErrorMemoryAllocation: out of memory"), Kokkos' "Allocation of size 64.12 K failed because of
+// an unknown error" (its real OOM is "failed, likely due to insufficient memory").
+bool names_other_cause(std::string_view s) {
+    if (has(s, "because of an unknown error")) return true;
+    const size_t at = s.find("bad_alloc: cudaError");
+    return at != std::string_view::npos && !s.substr(at).starts_with("bad_alloc: cudaErrorMemoryAllocation");
+}
+
+// Chrome's FATAL "Out of memory. size=524288" for a request of a few megabytes: its shared memory, /dev/shm, full
+// (64 MB in a container unless --shm-size or --disable-dev-shm-usage says otherwise), not the machine's memory.
+bool chrome_shared_memory(std::string_view s) {
+    const long long size = number_after(s, "size=");
+    return has(s, "FATAL:memory.cc") && size >= 0 && size <= 16LL * 1024 * 1024;
+}
+
+bool another_limit(std::string_view s) { return any_of(s, kOtherLimits) || names_other_cause(s) || chrome_shared_memory(s); }
 
 // The status RESOURCE_EXHAUSTED (gRPC's, absl's) alone covers quotas, bandwidth, message sizes: it is an
 // allocation failure only where the line names memory ("RESOURCE_EXHAUSTED: Out of memory").
@@ -1039,11 +1098,29 @@ bool parser_stack_exhausted(std::string_view s) {
     return before.ends_with(": ") && before.size() > 2 && is_digit(before[before.size() - 3]);
 }
 
+// A program's own check that what it needs does not fit what is free, with both sizes: VAPOR's "Not enough GPU RAM
+// free (3686MB free, need at least 4122MB)", T-Rex's "Device does not have enough free memory to hold the DAG for
+// epoch 270. Required: 3.11 GB, free: 3.10 GB." (a warning that it will skip the work is not one: allocation_failure).
+bool refused_for_room(std::string_view s) {
+    return (has(s, "ot enough") || has(s, "not have enough") || has(s, "n't have enough")) &&
+           (has(s, "memory") || has(s, "RAM")) && (has(s, "need") || has(s, "equire")) &&
+           (has(s, "free") || has(s, "available")) && has_size(s);
+}
+
+// A file a reader could not read or parse, its allocation failure the reason and no size given ("Error reading XLS
+// file: Unable to allocate memory", "Failed to parse x.sas7bdat: Unable to allocate memory", fastText's "Cannot load
+// file.vec due to C++ extension failed to allocate the memory"): a length or count the file gave that the reader's
+// own cap refused, or that was garbage.
+bool unreadable_file(std::string_view s) {
+    return (has(s, "Error reading") || has(s, "Failed to parse") || has(s, "Cannot load file")) && !has_size(s);
+}
+
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
-          (has(s, "alloc") && request_exceeds_memory(s))) ||
+          (has(s, "alloc") && request_exceeds_memory(s)) || refused_for_room(s)) ||
         any_of(s, kNotAnAllocation) || any_of(s, kSizeLimits) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
-        any_of(s, kGuess) || looks_like_code(s) || native_frame(s) || parser_stack_exhausted(s) || sqlite_open_failed(s))
+        any_of(s, kGuess) || looks_like_code(s) || native_frame(s) || parser_stack_exhausted(s) || sqlite_open_failed(s) ||
+        unreadable_file(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (exhausted_status_only(s)) return false;
@@ -1177,7 +1254,8 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemorySlurm), Kind::cgroup_oom_kill, slurm_task_oom},
     Rule{bit(kKillEvent), Kind::cgroup_oom_kill, slurm_oom_events},
     Rule{bit(kMemoryLimit) | bit(kOutOfMemoryCaps), Kind::monitor_kill, slurm_memory_limit},
-    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit), Kind::monitor_kill, batch_memory_limit},
+    Rule{bit(kKilled) | bit(kExceeded) | bit(kOom) | bit(kOnHold) | bit(kMemoryLimit) | bit(kOutOfMemoryParen), Kind::monitor_kill,
+         batch_memory_limit},
     Rule{bit(kExceeded), Kind::monitor_kill, exceeded_resident_memory},
     Rule{bit(kOutOfMemory), Kind::monitor_kill, exit_named_out_of_memory},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
@@ -1581,8 +1659,9 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
     const bool refused = refused_at_ && lines_ - *refused_at_ <= kRetryLines;
     for (const auto& rule : kMessageRules) {
         if (!(found & rule.anchors) || (refused && rule.kind == Kind::engine_allocator) || !rule.test(text)) continue;
-        // A database's limit for one query, a debugger's notice of an exception: no rule's words count there.
-        if (query_memory_limit(text) || first_chance_exception(text)) return std::nullopt;
+        // A database's limit for one query, a debugger's notice of an exception, a limit that is not memory (see
+        // another_limit): no rule's words count there.
+        if (query_memory_limit(text) || first_chance_exception(text) || another_limit(text)) return std::nullopt;
         // A size no allocation runs out at decides against every allocation's rule, not only the backstop's
         // ("CUDA out of memory. Tried to allocate 1048475.67 GiB": an index that overflowed); a monitor's report
         // may name a process's virtual memory ("43.0 GB of 47.6 TB virtual memory used").

@@ -1300,13 +1300,83 @@ TEST_CASE("round 21's families: V8's report cut before its FATAL line, a fenced 
     CHECK(classify({"  File \"/Users/dev/train.py\", line 3, in <module>", "MemoryError"}, unknown).oom);
 }
 
-TEST_CASE("Go's request thousands of times its heap is a corrupt length; a heap that grew to its request ran out",
-          "[classifier][families]") {
+TEST_CASE("Go's request thousands of times its heap, or below zero, is a corrupt length; a heap that grew to its "
+          "request ran out", "[classifier][families]") {
     const auto unknown = ExitStatus::unknown();
     CHECK_FALSE(classify({"runtime: out of memory: cannot allocate 68719476736-byte block (3866624 in use)",
+                          "fatal error: out of memory"}, unknown).oom);
+    CHECK_FALSE(classify({"runtime: out of memory: cannot allocate -8289131749560221696-byte block (10485760 in use)",
                           "fatal error: out of memory"}, unknown).oom);
     CHECK(classify({"runtime: out of memory: cannot allocate 17179869184-byte block (17242652672 in use)",
                     "fatal error: out of memory"}, unknown).oom);
     CHECK(classify({"runtime: out of memory: cannot allocate 4194304-byte block (3866624 in use)",
                     "fatal error: out of memory"}, unknown).oom);
+}
+
+TEST_CASE("round 23's families: a build pod's and a sandbox's memory kills, CircleCI's kill, a program's own room check, "
+          "TensorFlow's coordinator; limits that are not memory, causes an allocation names", "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const std::string line : {"The build pod was killed due to an out of memory condition.",
+                                   "evaluator: terminated (out-of-memory)"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::monitor_kill);
+    }
+    CHECK(classify({"Received \"killed\" signal"}, unknown).oom);
+    // The error after the kill that reports it (137) does not compete with it.
+    CHECK(classify({"Generating texture patches:", "        Running... Killed", "Traceback (most recent call last):",
+                    "  File \"/code/opendm/system.py\", line 34, in run",
+                    "    raise Exception(\"Child returned {}\".format(retcode))", "Exception: Child returned 137"},
+                   ExitStatus::from_number(137)).oom);
+    CHECK_FALSE(classify({"Generating texture patches:", "        Running... Killed", "Traceback (most recent call last):",
+                          "Exception: Child returned 1"}, ExitStatus::from_number(137)).oom);
+    for (const std::string line : {
+             "Not enough GPU RAM free (3686MB free, need at least 4122MB)",
+             "20211120 10:10:12 TREX: Can't find nonce with device [ID=0, GPU #0], Device does not have enough free memory "
+             "to hold the DAG for epoch 270. Required: 3.11 GB, free: 3.10 GB."}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).kind == Kind::engine_allocator);
+    }
+    CHECK_FALSE(classify({"        Warning: Not enough memory to safely train model, roughly requires: 9.425 GB, but only "
+                          "9.642 GB is available..."}, unknown).oom);
+    CHECK(classify({"2018-04-20 14:26:01.064535: W tensorflow/core/framework/op_kernel.cc:1158] Resource exhausted: OOM when "
+                    "allocating tensor with shape[5751,5463]",
+                    "INFO:tensorflow:Error reported to Coordinator: <class "
+                    "'tensorflow.python.framework.errors_impl.ResourceExhaustedError'>, OOM when allocating tensor with "
+                    "shape[16,1152,1,288]"}, unknown).oom);
+    for (const std::string line : {
+             "ghc-iserv: mmap 4096 bytes at (nil): Cannot allocate memory",
+             "RESOURCE_EXHAUSTED: Shared memory size limit exceeded:",
+             "error: local memory limit exceeded (98304) in _Z17symm_scale_kernelILi128ELi8EPKfPfEviiT1_T2_lil",
+             "  Resources exceeded during query execution: Your project or organization exceeded the maximum disk and memory "
+             "limit available for shuffle operations.",
+             "  what():  std::bad_alloc: cudaErrorSystemDriverMismatch: system has unsupported display driver / cuda driver "
+             "combination",
+             "  what():  Kokkos failed to allocate memory for label \"Kokkos::InternalScratchSpace\".  Allocation using "
+             "MemorySpace named \"Cuda\" failed with the following error:  Allocation of size 64.12 K failed because of an "
+             "unknown error.",
+             "[alert] 869#869: *4201234 could not allocate new session in SSL session shared cache \"ScaleliteSSL\" while "
+             "SSL handshaking",
+             "MemoryError: Cannot allocate write+execute memory for ffi.callback().",
+             "System.OutOfMemoryException: 'Array dimensions exceeded supported range.'",
+             "Fatal process out of memory: SegmentedTable::InitializeTable (subspace allocation)",
+             "ERROR at ../vulkaninfo/vulkaninfo.h:689:vkCreateInstance failed with ERROR_OUT_OF_HOST_MEMORY",
+             "[2018-01-03 11:23:57] Error CL_OUT_OF_HOST_MEMORY when calling clCreateCommandQueueWithProperties.",
+             "[2022-11-10T21:49:55Z ERROR wgpu::backend::direct] Error in Adapter::request_device: not enough memory left",
+             "[778:7:0131/235140.910186:FATAL:memory.cc(22)] Out of memory. size=524288",
+             "Error reading XLS file: Unable to allocate memory"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    // Their real OOMs: memory named as the cause, a large request, a size the reader gives, a heap exhausted.
+    for (const std::string line : {
+             "  what():  std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+             "Kokkos failed to allocate memory for label \"alphas\".  Allocation using MemorySpace named \"Host\" failed "
+             "with the following error:  Allocation of size 80.47 G failed, likely due to insufficient memory.",
+             "[9:9:0101/000000.000000:FATAL:memory.cc(22)] Out of memory. size=268435456",
+             "Error reading file: Unable to allocate 31.4 GiB for an array with shape (65536, 64000) and data type float64",
+             "ghc: out of memory (requested 1048576 bytes)",
+             "vkAllocateMemory failed with VK_ERROR_OUT_OF_DEVICE_MEMORY"}) {
+        INFO(line);
+        CHECK(classify({line}, unknown).oom);
+    }
 }
