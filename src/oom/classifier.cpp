@@ -164,8 +164,9 @@ long long number_after(std::string_view s, std::string_view key) {
 }
 
 // "except torch.cuda.OutOfMemoryError:" in a traceback's source excerpt is code, not an error.
+// So is a printf format a debugger shows in a frame ('format=0x7ffff37d0ac0 "%s: failed to allocate %lu bytes"').
 bool looks_like_code(std::string_view text) {
-    return has(text, "except ") || has(text, "isinstance(") || has(text, "import ");
+    return has(text, "except ") || has(text, "isinstance(") || has(text, "import ") || has(text, "%lu") || has(text, "%zu");
 }
 
 bool cuda_allocator(std::string_view s) {
@@ -715,6 +716,8 @@ bool framework_memory_monitor(std::string_view s) {
     // earlyoom's 'sending SIGTERM to process 12006 "python3": badness 209, VmRSS 2891 MiB', PM2's "Process
     // 2 restarted because it exceeds --max-memory-restart value".
     if (has(s, "max-memory-restart") && has(s, "exceeds")) return true;
+    // A supervisor stopping a process over its size: Sidekiq's swarm, "Process 99408 too large at 336892KB, stopping it".
+    if (number_after(s, "too large at ") > 0 && has(s, "stopping")) return true;
     const bool oomd_kill = has(s, "oomd") && (has(s, "Killed") || has(s, "Action=kill"));
     const bool user_space_killer = has(s, "badness") && (has(s, "sending SIG") || has(s, "illed") || has(s, "killing"));
     // Android's lmkd: "lowmemorykiller: Kill 'com.example' (27311), uid 10557, oom_score_adj 200 to free 198456kB rss".
@@ -1014,11 +1017,15 @@ bool query_memory_limit(std::string_view s) {
 // - a graphics or compute API creating its instance, device, swapchain or queue ("vkCreateInstance failed with
 //   ERROR_OUT_OF_HOST_MEMORY", "CL_OUT_OF_HOST_MEMORY when calling clCreateCommandQueueWithProperties", wgpu's
 //   "Adapter::request_device: not enough memory left"): a driver or setup that does not work, reported with the only
-//   error codes the API has; memory running out fails an allocation of memory, a buffer or an image.
+//   error codes the API has; memory running out fails an allocation of memory, a buffer or an image;
+// - a table as long as the open-files limit, which a container can inherit at a billion ("library initialization
+//   failed - unable to allocate file descriptor table - out of memory", the JVM's);
+// - memcached's cache, of the size -m gave it, with no room in one slab class ("SERVER_ERROR out of memory storing
+//   object"), as Redis' maxmemory is.
 constexpr std::string_view kOtherLimits[] = {
     "hared memory size limit", "local memory limit", "write+execute", "shared cache", "Array dimensions exceeded",
     "subspace allocation", "reserve virtual memory", "vkCreateInstance", "vkCreateDevice", "vkCreateSwapchain",
-    "clCreateCommandQueue", "clCreateContext", "request_device"};
+    "clCreateCommandQueue", "clCreateContext", "request_device", "file descriptor table", "out of memory storing object"};
 
 // An allocation whose failure names its cause, and the cause is not memory: thrust's "std::bad_alloc:
 // cudaErrorSystemDriverMismatch: system has unsupported display driver / cuda driver combination" (its real OOM is
@@ -1098,6 +1105,10 @@ bool parser_stack_exhausted(std::string_view s) {
     return before.ends_with(": ") && before.size() > 2 && is_digit(before[before.size() - 3]);
 }
 
+// A GPU compiler that itself ran out of host memory ("ptxas fatal   : Memory allocation failure"), not the kernel
+// it compiled past a limit of the GPU's ("ptxas error   : Entry function 'k' uses too much shared data").
+bool compiler_out_of_memory(std::string_view s) { return has(s, "ptxas fatal") && has(s, "Memory allocation failure"); }
+
 // A program's own check that what it needs does not fit what is free, with both sizes: VAPOR's "Not enough GPU RAM
 // free (3686MB free, need at least 4122MB)", T-Rex's "Device does not have enough free memory to hold the DAG for
 // epoch 270. Required: 3.11 GB, free: 3.10 GB." (a warning that it will skip the work is not one: allocation_failure).
@@ -1118,7 +1129,7 @@ bool unreadable_file(std::string_view s) {
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s)) || refused_for_room(s)) ||
-        any_of(s, kNotAnAllocation) || any_of(s, kSizeLimits) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
+        (any_of(s, kNotAnAllocation) && !compiler_out_of_memory(s)) || any_of(s, kSizeLimits) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
         any_of(s, kGuess) || looks_like_code(s) || native_frame(s) || parser_stack_exhausted(s) || sqlite_open_failed(s) ||
         unreadable_file(s))
         return false;
@@ -1144,6 +1155,8 @@ bool jvm_out_of_memory(std::string_view s) {
     if ((has(s, "heap space") && has(s, "exhausted")) || has(s, "out of JVM memory") || has(s, "out of JVM heap space"))
         return true;
     if (has(s, "garbage collector") && has(s, "thrashing")) return true;
+    // The error's message given as another failure's reason: '*** Error reading file "x.json" (Java heap space)'.
+    if (has(s, "(Java heap space)")) return true;
     if (!has(s, "OutOfMemoryError") || any_of(s, kThreadLimit) || has(s, "VM limit") || has(s, "Map failed")) return false;
     return has(s, "java.lang.OutOfMemoryError") || has(s, "Java heap space") || has(s, "GC overhead limit") ||
            has(s, "Metaspace") || has(s, "Direct buffer memory");
@@ -1168,7 +1181,7 @@ bool jetsam_kill(std::string_view s) {
 // "code: 'ENOMEM'"), not a system call trace's "= -1 ENOMEM", which says so in words the enomem rule reads.
 bool errno_name_enomem(std::string_view s) {
     if (has(s, "= -1 ENOMEM") || looks_like_code(s) || any_of(s, kWarning)) return false;
-    return has(s, "Error: ") || has(s, "code: 'ENOMEM'") || has(s, "code: \"ENOMEM\"") || has(s, "errno: 'ENOMEM'") ||
+    return has(s, "Error: ") || has(s, "spawn ENOMEM") /* npm's "npm ERR! spawn ENOMEM" */ || has(s, "code: 'ENOMEM'") || has(s, "code: \"ENOMEM\"") || has(s, "errno: 'ENOMEM'") ||
            has(s, "ENOMEM: not enough memory") /* libuv's, as Node prints it: "ENOMEM: not enough memory, read" */;
 }
 
@@ -1260,7 +1273,8 @@ const std::array kMessageRules = {
     Rule{bit(kOutOfMemory), Kind::monitor_kill, exit_named_out_of_memory},
     Rule{bit(kOutOfMemoryClass) | bit(kOutOfMemoryCaps) | bit(kLowOnMemory) | bit(kMemoryPressure) | bit(kMemoryBudget) |
              bit(kOom) | bit(kContainerOom) | bit(kSystemdOomd) | bit(kMemoryLimit) | bit(kAvailableRam) | bit(kBadness) |
-             bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus) | bit(kMemoryRestart) | bit(kLowMemoryKiller),
+             bit(kUsageThreshold) | bit(kYarnExit) | bit(kYarnExitStatus) | bit(kMemoryRestart) | bit(kLowMemoryKiller) |
+             bit(kStopping),
          Kind::monitor_kill, framework_memory_monitor},
     // library's backstop: any engine's allocation failure, last so that every named kind goes first.
     Rule{bit(kKvCache), Kind::engine_allocator, kv_cache_does_not_fit},
@@ -1611,10 +1625,11 @@ void Classifier::note_context(Bits found, std::string_view line) {
     if ((found & bit(kInsufficient)) && has(line, "Skipping tactic") && message_ && message_->kind == Kind::engine_allocator &&
         lines_ - message_->line <= kRetryLines)
         message_.reset();
-    // ART's detail under its OutOfMemoryError: a request larger than the heap may ever grow to (see
-    // over_growth_limit) says the error was a corrupt length's, not memory running out.
+    // The detail under an engine's failure: a request larger than the heap may ever grow to (ART's, under its
+    // OutOfMemoryError) or than any machine has (OpenVINO's "requested 2305843008391495680 bytes", under its "Check
+    // '!exceed_allocatable_mem_size' failed") says the failure was a corrupt length's, not memory running out.
     if (message_ && message_->kind == Kind::engine_allocator && lines_ - message_->line <= kDetailLines &&
-        over_growth_limit(line))
+        impossible_size(line))
         message_.reset();
     // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
     if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;

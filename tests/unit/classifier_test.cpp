@@ -1380,3 +1380,36 @@ TEST_CASE("round 23's families: a build pod's and a sandbox's memory kills, Circ
         CHECK(classify({line}, unknown).oom);
     }
 }
+
+TEST_CASE("round 24's families: npm's spawn ENOMEM, the JVM's heap as a reason, ptxas out of memory itself, Sidekiq's "
+          "swarm; a file-descriptor table, memcached's slab, a printf format are not memory running out",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK(classify({"npm ERR! errno ENOMEM", "npm ERR! syscall spawn", "", "npm ERR! spawn ENOMEM"}, unknown).kind == Kind::enomem);
+    CHECK(classify({"GeneralStateTests > tests(Pair) STANDARD_OUT",
+                    "    *** Error reading file \"tests/GeneralStateTests/stMemoryStressTest/CREATE_Bounds.json\" (Java heap "
+                    "space)"}, unknown).kind == Kind::engine_allocator);
+    CHECK(classify({" Creating CUDPP..", "ptxas fatal   : Memory allocation failure"}, unknown).oom);
+    // ptxas refusing a kernel over the GPU's limits is the look-alike.
+    CHECK_FALSE(classify({"ptxas error   : Entry function 'scanExclusive' uses too much shared data (0x4010 bytes + 0x10 bytes "
+                          "system, 0x4000 max)"}, unknown).oom);
+    CHECK(classify({"[swarm] Process 99408 too large at 336892KB, stopping it..."}, unknown).kind == Kind::monitor_kill);
+    CHECK_FALSE(classify({"[swarm] Process 99408 stopping it..."}, unknown).oom);
+    for (const std::string line : {
+             "library initialization failed - unable to allocate file descriptor table - out of memoryAborted (core dumped)",
+             "Exception occurred while performing cas operation on memcached: MemcachedServerException: out of memory storing "
+             "object,key=policy/POLICY-4726d860",
+             "    format=format@entry=0x7ffff37d0ac0 \"%s: failed to allocate %lu bytes\") at glib/gmessages.c:1079"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    // A size no machine has, on the line under an engine's failure, is a corrupt length's; a size a GPU has is not.
+    const auto openvino = [](std::string bytes) {
+        return std::vector<std::string>{
+            "Check '!exceed_allocatable_mem_size' failed at src\\plugins\\intel_gpu\\src\\runtime\\ocl\\ocl_engine.cpp:115:",
+            "[GPU] Exceeded max size of memory object allocation: requested " + bytes +
+                " bytes, but max alloc size supported by device is 4294959104 bytes."};
+    };
+    CHECK_FALSE(classify(openvino("2305843008391495680"), unknown).oom);
+    CHECK(classify(openvino("6442450944"), unknown).oom);
+}
