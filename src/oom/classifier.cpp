@@ -84,7 +84,8 @@ enum Anchor : int {
 const std::vector<std::string> kAnchorTexts = {
     "of memory" /* out of memory, Out of memory, lack of memory */, "OutOfMemory", "OUT_OF_" /* _MEMORY, _DEVICE_MEMORY */,
     "MemoryAllocation", "ALLOC_FAILED",
-    "OOM" /* OOM when allocating, OOM Detected, recover from OOM, OOMKilled, due to CUDA OOM */, "allocate memory", "enough" /* not enough memory, does not have enough free memory */, "MemoryError",
+    "OOM" /* OOM when allocating, OOM Detected, recover from OOM, OOMKilled, due to CUDA OOM */, "allocate memory",
+    "enough" /* not enough memory, does not have enough free memory */, "MemoryError",
     "illed" /* Killed, killed */, "\u5df2\u6740\u6b7b" /* 已杀死: bash's zh_CN "Killed" */, "SIGKILL", "exitcode", "exit code",
     "exit status", "exited with",
     "CANCELLED", "SIGTERM", "got signal", "os.fork()", "popen_fork", "fork_exec",
@@ -1129,9 +1130,9 @@ bool unreadable_file(std::string_view s) {
 bool allocation_failure(std::string_view s) {
     if (!(any_of(s, kFailurePhrases) || alloc_failed(s) || commit_failed(s) ||
           (has(s, "alloc") && request_exceeds_memory(s)) || refused_for_room(s)) ||
-        (any_of(s, kNotAnAllocation) && !compiler_out_of_memory(s)) || any_of(s, kSizeLimits) || limit_not_memory(s) || (any_of(s, kWarning) && !boehm_returns_null(s)) ||
-        any_of(s, kGuess) || looks_like_code(s) || native_frame(s) || parser_stack_exhausted(s) || sqlite_open_failed(s) ||
-        unreadable_file(s))
+        (any_of(s, kNotAnAllocation) && !compiler_out_of_memory(s)) || any_of(s, kSizeLimits) || limit_not_memory(s) ||
+        (any_of(s, kWarning) && !boehm_returns_null(s)) || any_of(s, kGuess) || looks_like_code(s) || native_frame(s) ||
+        parser_stack_exhausted(s) || sqlite_open_failed(s) || unreadable_file(s))
         return false;
     if (advice_before_failure(s) && !has(s, "rror")) return false;  // a hint, unless an error carries it
     if (exhausted_status_only(s)) return false;
@@ -1181,7 +1182,8 @@ bool jetsam_kill(std::string_view s) {
 // "code: 'ENOMEM'"), not a system call trace's "= -1 ENOMEM", which says so in words the enomem rule reads.
 bool errno_name_enomem(std::string_view s) {
     if (has(s, "= -1 ENOMEM") || looks_like_code(s) || any_of(s, kWarning)) return false;
-    return has(s, "Error: ") || has(s, "spawn ENOMEM") /* npm's "npm ERR! spawn ENOMEM" */ || has(s, "code: 'ENOMEM'") || has(s, "code: \"ENOMEM\"") || has(s, "errno: 'ENOMEM'") ||
+    return has(s, "Error: ") || has(s, "spawn ENOMEM") /* npm's "npm ERR! spawn ENOMEM" */ || has(s, "code: 'ENOMEM'") ||
+           has(s, "code: \"ENOMEM\"") || has(s, "errno: 'ENOMEM'") ||
            has(s, "ENOMEM: not enough memory") /* libuv's, as Node prints it: "ENOMEM: not enough memory, read" */;
 }
 
