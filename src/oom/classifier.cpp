@@ -829,13 +829,15 @@ constexpr std::string_view kFailureContext[] = {
 // out: more than any GPU and nearly any host has ("Failed to allocate 7663872811008 bytes", 7 TiB).
 constexpr double kImplausibleBytes = 4.0 * 1024 * 1024 * 1024 * 1024;
 
-// The largest size with a unit in a line, in bytes (0 when none): "7663872811008 bytes", "2268047721628.89 MB".
+// The largest size with a unit in a line, in bytes (0 when none): "7663872811008 bytes", "2268047721628.89 MB",
+// R's "cannot allocate vector of size 4211100.6 Gb" (its units are binary).
 double largest_size(std::string_view s) {
     constexpr std::pair<std::string_view, double> kUnits[] = {
         {"bytes", 1}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
         {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"PiB", 1024.0 * 1024 * 1024 * 1024 * 1024},
         {"EiB", 1024.0 * 1024 * 1024 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-        {"PB", 1e15}, {"EB", 1e18}, {"B", 1}};
+        {"PB", 1e15}, {"EB", 1e18}, {"Kb", 1024.0}, {"Mb", 1024.0 * 1024}, {"Gb", 1024.0 * 1024 * 1024},
+        {"Tb", 1024.0 * 1024 * 1024 * 1024}, {"B", 1}};
     double largest = 0;
     for (size_t i = 0; i < s.size();) {
         if (!is_digit(s[i]) || (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == '.'))) { ++i; continue; }

@@ -1413,3 +1413,11 @@ TEST_CASE("round 24's families: npm's spawn ENOMEM, the JVM's heap as a reason, 
     CHECK_FALSE(classify(openvino("2305843008391495680"), unknown).oom);
     CHECK(classify(openvino("6442450944"), unknown).oom);
 }
+
+TEST_CASE("R's sizes count in its units: a vector of petabytes is a corrupt extent, one of gigabytes is memory",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    CHECK_FALSE(classify({"Error: cannot allocate vector of size 4211100.6 Gb"}, unknown).oom);
+    CHECK(classify({"Error: cannot allocate vector of size 490.9 Gb"}, unknown).oom);
+    CHECK(classify({"Error: cannot allocate vector of size 2.3 Mb"}, unknown).oom);
+}
