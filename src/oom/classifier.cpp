@@ -885,7 +885,9 @@ bool any_of(std::string_view s, std::span<const std::string_view> needles) {
 // not get (a kernel's mmap regression, GHC #19421), not memory; GHC's heap running out is "Heap exhausted".
 bool placed_mapping(std::string_view s) {
     const size_t at = s.find("mmap ");
-    return at != std::string_view::npos && number_after(s.substr(at), "mmap ") >= 0 && has(s.substr(at), " bytes at ");
+    if (at == std::string_view::npos) return false;
+    const std::string_view mapping = s.substr(at);
+    return number_after(mapping, "mmap ") >= 0 && has(mapping, " bytes at ");
 }
 
 // A limit on address space, mappings, threads or locked pages: its ENOMEM is not memory running out.
