@@ -427,6 +427,23 @@ bool shell_killed(std::string_view s) {
     return false;
 }
 
+// A shell's kill report for a command that asked only for its version or help ("zsh: killed  fleet --version",
+// "[2]    95057 killed     ./AccurateMassSearch -h"): such a command needs next to no memory, so the kill came
+// as the program started, a refusal (a code signature, a security policy), not the OOM killer.
+bool killed_asking_version(std::string_view s) {
+    if (!shell_killed(s)) return false;
+    const std::string_view t = trim(s);
+    const size_t space = t.find_last_of(" \t");
+    if (space == std::string_view::npos) return false;
+    // The word must be an argument, not the killed program's own name ("zsh: killed  version").
+    const std::string_view program = trim(t.substr(0, space));
+    if (program.ends_with("killed") || program.ends_with("Killed")) return false;
+    const std::string_view last = t.substr(space + 1);
+    for (std::string_view word : {"--version", "-version", "version", "-v", "-V", "--help", "-help", "help", "-h"})
+        if (last == word) return true;
+    return false;
+}
+
 // A kill whose own line names a deadline (Go's "signal: killed: context deadline exceeded", "timed out",
 // Celery's "Hard time limit (60s) exceeded"): a stop from outside.
 bool names_a_timeout(std::string_view s) {
@@ -1663,6 +1680,8 @@ void Classifier::note_context(Bits found, std::string_view line) {
     if ((found & bit(kOutOfMemory)) && far_beyond_heap(line)) refused_at_ = lines_;
     if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
         signature_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+    if ((found & bit(kKilled)) && !startup_kill_ && killed_asking_version(line))
+        startup_kill_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
     if ((found & (bit(kMacUsers) | bit(kMacApp))) && !macos_)
         macos_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
     // V8's report: its header decided (see the rule); the FATAL line under it naming a size limit ("FATAL ERROR:
@@ -1745,6 +1764,14 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
                                   std::to_string(signature_->line) + ": " + signature_->text +
                                   "): macOS kills such a program as it starts, not for memory");
         refused.competing_cause = signature_->text;
+        return refused;
+    }
+    if (startup_kill_) {
+        Verdict refused = not_oom(killed + " as it started: the command asked only for its version or help (line " +
+                                  std::to_string(startup_kill_->line) + ": " + startup_kill_->text +
+                                  "), which needs next to no memory; such a kill is a refusal (a code signature, a "
+                                  "security policy), not the OOM killer");
+        refused.competing_cause = startup_kill_->text;
         return refused;
     }
     if (macos_) {

@@ -193,6 +193,7 @@ private:
     std::optional<Evidence> signature_;        // the first code signature the system refused (macOS kills the binary)
     std::optional<long long> refused_at_;      // the latest allocation that failed with an errno other than ENOMEM,
                                                // or an allocator that cannot work (jemalloc's page size)
+    std::optional<Evidence> startup_kill_;     // the first shell kill report of a command asking its version or help
     std::optional<Evidence> macos_;            // the first line that shows the log is macOS's (a /Users/ path, an .app)
     std::optional<long long> v8_report_at_;    // the latest header of V8's fatal report ("<--- Last few GCs --->")
     std::array<char, 128> record_head_{};  // the head of the latest unindented line, where a record gives its level

@@ -1421,3 +1421,19 @@ TEST_CASE("R's sizes count in its units: a vector of petabytes is a corrupt exte
     CHECK(classify({"Error: cannot allocate vector of size 490.9 Gb"}, unknown).oom);
     CHECK(classify({"Error: cannot allocate vector of size 2.3 Mb"}, unknown).oom);
 }
+
+TEST_CASE("a shell's kill of a command that asked only for its version or help is a refusal at its start, not memory",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const std::string line : {"zsh: killed  fleet --version", "zsh: killed hwaro version",
+                                   "[2]    95057 killed     ./AccurateMassSearch -h"}) {
+        INFO(line);
+        const Verdict v = classify({"$ tool", line}, unknown);
+        CHECK_FALSE(v.oom);
+        CHECK(v.reason.find("version or help") != std::string::npos);
+    }
+    // The same kill of a command at work, or with its version in another argument, is the OOM killer's.
+    CHECK(classify({"zsh: killed  python train.py --help-me"}, unknown).kind == Kind::sigkill_probable);
+    CHECK(classify({"zsh: killed  python convert.py --version 2 --out model"}, unknown).kind == Kind::sigkill_probable);
+    CHECK(classify({"zsh: killed  version"}, unknown).kind == Kind::sigkill_probable);
+}
