@@ -167,7 +167,19 @@ long long number_after(std::string_view s, std::string_view key) {
 // "except torch.cuda.OutOfMemoryError:" in a traceback's source excerpt is code, not an error.
 // So is a printf format a debugger shows in a frame ('format=0x7ffff37d0ac0 "%s: failed to allocate %lu bytes"').
 bool looks_like_code(std::string_view text) {
-    return has(text, "except ") || has(text, "isinstance(") || has(text, "import ") || has(text, "%lu") || has(text, "%zu");
+    if (has(text, "except ") || has(text, "isinstance(") || has(text, "import ") || has(text, "%lu") || has(text, "%zu"))
+        return true;
+    // A throw statement ("throw std::bad_alloc();"); a Zig error set written as a type, in a compiler's type error
+    // ("expected type 'void', found 'error{OutOfMemory}'": the program that fails at run time prints "error:
+    // OutOfMemory").
+    if (has(text, "throw std::") || has(text, "throw new ") || trim(text).starts_with("throw ") || has(text, "error{"))
+        return true;
+    // A compiler's quote of the source line it means, behind the line's number and a bar: GCC's and rustc's
+    // "  128 | void* operator new[](std::size_t) _GLIBCXX_THROW (std::bad_alloc)".
+    const std::string_view t = trim(text);
+    size_t digits = 0;
+    while (digits < t.size() && is_digit(t[digits])) ++digits;
+    return digits > 0 && t.substr(digits).starts_with(" | ");
 }
 
 bool cuda_allocator(std::string_view s) {
@@ -404,6 +416,8 @@ bool shell_killed(std::string_view s) {
         if (ends_with_colour(before)) return true;
         // Or after a spinner's last frame behind a step's label: conda's "Solving environment: \ Killed".
         if (spinner_frame(before)) return true;
+        // Or after a step's label that ends in dots: "Installing meteor-tool@1.0.35...  Killed".
+        if (before.ends_with("...")) return true;
         // A progress line's last frame, whatever it ended on: webpack's "28% building modules 154/275 modules 121
         // active ...core-js/library/fn/symbol/iterator.jsKilled".
         if (progress_line(before)) return true;
@@ -573,6 +587,9 @@ bool kubernetes_other_reason(std::string_view s) {
 // the coordinator stops every thread and raises the error.
 bool logged_as_handled(std::string_view s) {
     if (has(s, "VM warning: INFO:") || has(s, "Error reported to Coordinator")) return false;
+    // A child's fatal report relayed at the wrapper's level ("DEBUG - web build: FATAL ERROR: ... JavaScript heap out
+    // of memory"): the level is the wrapper's, and the child died.
+    if (has(s, "FATAL ERROR") || has(s, "fatal error")) return false;
     return has(s, " INFO ") || has(s, "| INFO |") || has(s, "[INFO]") || has(s, "INFO:") || has(s, " DEBUG ") ||
            has(s, "[DEBUG]") || has(s, "DEBUG:") || has(s, "level=info") || has(s, "level=debug");
 }
@@ -967,6 +984,25 @@ double traced_length(std::string_view s) {
     return bytes;
 }
 
+// The size a call was given, in its arguments and in bytes without a unit (macOS malloc's "mach_vm_map(size=
+// 18446744069961388032) failed", a debugger's frame "operator new (sz=0xffffffffffffffff)"); 0 when none.
+double argument_size(std::string_view s) {
+    double largest = 0;
+    for (std::string_view key : {"(size=", " size=", "(sz="}) {
+        const size_t at = s.find(key);
+        if (at == std::string_view::npos) continue;
+        size_t i = at + key.size();
+        const bool hex = s.substr(i).starts_with("0x");
+        const int base = hex ? 16 : 10;
+        if (hex) i += 2;
+        double bytes = 0;
+        for (; i < s.size() && std::isxdigit(static_cast<unsigned char>(s[i])) && (hex || is_digit(s[i])); ++i)
+            bytes = bytes * base + (is_digit(s[i]) ? s[i] - '0' : std::tolower(static_cast<unsigned char>(s[i])) - 'a' + 10);
+        largest = std::max(largest, bytes);
+    }
+    return largest;
+}
+
 // ART's request larger than the most its heap may ever grow to ("Failed to allocate a 4792046832 byte allocation
 // with 2097152 free bytes and 253MB until OOM, target footprint 4961960, growth limit 268435456"): a length read
 // from corrupt data, which no amount of free memory would have met, as the JVM's "Requested array size exceeds VM
@@ -999,7 +1035,7 @@ bool sub_page_request(std::string_view s) {
 // nothing, more than the heap may ever hold or far beyond what it holds, or less than a page (see each).
 bool impossible_size(std::string_view s) {
     if (sub_page_request(s)) return true;
-    const double bytes = std::max(largest_size(s), traced_length(s));
+    const double bytes = std::max({largest_size(s), traced_length(s), argument_size(s)});
     return bytes > kImplausibleBytes || (bytes == 0 && (has(s, " 0 bytes") || has(s, " 0 B "))) || negative_size(s) ||
            over_growth_limit(s) || far_beyond_heap(s);
 }
@@ -1043,11 +1079,16 @@ bool query_memory_limit(std::string_view s) {
 // - a table as long as the open-files limit, which a container can inherit at a billion ("library initialization
 //   failed - unable to allocate file descriptor table - out of memory", the JVM's);
 // - memcached's cache, of the size -m gave it, with no room in one slab class ("SERVER_ERROR out of memory storing
-//   object"), as Redis' maxmemory is.
+//   object"), as Redis' maxmemory is;
+// - Vulkan's descriptor pool, sized when it was made ("Unable to allocate 1 descriptorSets from VkDescriptorPool",
+//   VK_ERROR_OUT_OF_POOL_MEMORY);
+// - LMDB's map, address space it reserves ("mdb_env_set_mapsize: Cannot allocate memory" for a map of 2^50 bytes), as
+//   V8's reservations are.
 constexpr std::string_view kOtherLimits[] = {
     "hared memory size limit", "local memory limit", "write+execute", "shared cache", "Array dimensions exceeded",
     "subspace allocation", "reserve virtual memory", "vkCreateInstance", "vkCreateDevice", "vkCreateSwapchain",
-    "clCreateCommandQueue", "clCreateContext", "request_device", "file descriptor table", "out of memory storing object"};
+    "clCreateCommandQueue", "clCreateContext", "request_device", "file descriptor table", "out of memory storing object",
+    "descriptorSets", "DescriptorPool", "descriptor pool", "OUT_OF_POOL_MEMORY", "set_mapsize"};
 
 // An allocation whose failure names its cause, and the cause is not memory: thrust's "std::bad_alloc:
 // cudaErrorSystemDriverMismatch: system has unsupported display driver / cuda driver combination" (its real OOM is
@@ -1066,7 +1107,13 @@ bool chrome_shared_memory(std::string_view s) {
     return has(s, "FATAL:memory.cc") && size >= 0 && size <= 16LL * 1024 * 1024;
 }
 
-bool another_limit(std::string_view s) { return any_of(s, kOtherLimits) || names_other_cause(s) || chrome_shared_memory(s); }
+// A request past the device's limit for one allocation, not past the memory it has free (ggml's "Requested buffer size
+// exceeds device memory allocation limit: ErrorOutOfDeviceMemory", Vulkan's maxMemoryAllocationSize).
+bool device_allocation_cap(std::string_view s) { return has(s, "allocation limit") && has(s, "device"); }
+
+bool another_limit(std::string_view s) {
+    return any_of(s, kOtherLimits) || names_other_cause(s) || chrome_shared_memory(s) || device_allocation_cap(s);
+}
 
 // The status RESOURCE_EXHAUSTED (gRPC's, absl's) alone covers quotas, bandwidth, message sizes: it is an
 // allocation failure only where the line names memory ("RESOURCE_EXHAUSTED: Out of memory").
@@ -1077,13 +1124,17 @@ bool exhausted_status_only(std::string_view s) {
 
 // A program whose last words are the phrase alone (Perl's "Out of memory!", the Dart VM's "Out of Memory"),
 // or a message that begins with it ("> Not enough memory to run compilation.", Kotlin's compiler under
-// Gradle's arrow).
+// Gradle's arrow), or says what is left (wgpu's "not enough memory left").
 bool bare_out_of_memory(std::string_view s) {
     std::string_view t = trim(s);
     while (t.starts_with('>')) t = trim(t.substr(1));
     if (t.ends_with('!') || t.ends_with('.')) t.remove_suffix(1);
-    for (std::string_view phrase : {"Out of memory", "Out of Memory", "out of memory", "OUT OF MEMORY", "Not enough memory"})
-        if (t == phrase || (t.starts_with(phrase) && t.substr(phrase.size()).starts_with(" to "))) return true;
+    for (std::string_view phrase :
+         {"Out of memory", "Out of Memory", "out of memory", "OUT OF MEMORY", "Not enough memory", "not enough memory"}) {
+        if (!t.starts_with(phrase)) continue;
+        const std::string_view rest = t.substr(phrase.size());
+        if (rest.empty() || rest.starts_with(" to ") || rest == " left") return true;
+    }
     return false;
 }
 
@@ -1483,6 +1534,7 @@ bool Classifier::feed(std::string_view line) {
     // "] [" is in every DeepSpeed line ("[2024-01-16 02:14:43,936] [INFO]"): it stands for a row of the OOM
     // killer's table only where one parses, and otherwise leaves the line to the prefilter.
     if ((found & bit(kTaskRow)) && !oom_task_row(text)) found &= ~bit(kTaskRow);
+    note_detail(text);
     if (found) note_context(found, text);
     if (auto decided = found ? killed_over_quota(text, found) : std::nullopt) {
         remember_tail(text);
@@ -1584,6 +1636,9 @@ bool Classifier::record(Evidence evidence, std::string_view shown) {
     // that gave up ("RuntimeError: No executable batch size found") is no attempt but the death itself.
     if (recovered_at_ && evidence.line > *recovered_at_ && !is_message) died_after_recovery_ = true;
     const bool handled = is_message && family_of(evidence.kind) != Family::monitor && logged_as_handled(shown);
+    // So does the same error again, no longer at a handled level: it was not caught this time.
+    if (recovered_at_ && evidence.line > *recovered_at_ && is_message && !handled && evidence.kind != Kind::caught_oom)
+        died_after_recovery_ = true;
     if ((evidence.kind == Kind::caught_oom && !error_line(shown) && !has(shown, "No executable batch size")) || handled) {
         recovered_at_ = evidence.line;  // what came before belonged to the OOM it caught
         died_after_recovery_ = false;
@@ -1636,6 +1691,23 @@ void Classifier::remember_tail(std::string_view line) {
     tail_.assign(line.substr(line.size() - std::min(line.size(), kWrapJoin)));
 }
 
+// The detail under an engine's failure, on the lines right after it, anchored or not: a request larger than the heap
+// may ever grow to (ART's, under its OutOfMemoryError) or than any machine has (OpenVINO's "requested
+// 2305843008391495680 bytes", under its "Check '!exceed_allocatable_mem_size' failed"; a debugger's next frame,
+// "operator new (sz=0xffffffffffffffff)") says the failure was a corrupt length's, not memory running out. So does a
+// request past the device's limit for one allocation (ggml's "Requested buffer size exceeds device memory allocation
+// limit: ErrorOutOfDeviceMemory"), and GDI+ under a .NET OutOfMemoryException ("at
+// System.Drawing.Graphics.CheckErrorStatus", "Exception source [System.Drawing]"): GDI+ reports OutOfMemory for
+// parameters it cannot use and images it cannot read.
+void Classifier::note_detail(std::string_view line) {
+    if (!message_ || message_->kind != Kind::engine_allocator || lines_ - message_->line > kDetailLines) return;
+    const bool gdi_plus = has(message_->text, "OutOfMemoryException") && has(line, "System.Drawing");
+    if (impossible_size(line) || device_allocation_cap(line) || gdi_plus) {
+        message_.reset();
+        refused_at_ = lines_;  // and the failures that follow are the same request's
+    }
+}
+
 void Classifier::note_context(Bits found, std::string_view line) {
     if (found & (bit(kOsFork) | bit(kPopenFork) | bit(kForkExec))) {
         fork_context_until_ = lines_ + kForkContextLines;
@@ -1647,12 +1719,6 @@ void Classifier::note_context(Bits found, std::string_view line) {
     // "Skipping tactic 3 due to insufficient memory" after "Error Code 2: OutOfMemory".
     if ((found & bit(kInsufficient)) && has(line, "Skipping tactic") && message_ && message_->kind == Kind::engine_allocator &&
         lines_ - message_->line <= kRetryLines)
-        message_.reset();
-    // The detail under an engine's failure: a request larger than the heap may ever grow to (ART's, under its
-    // OutOfMemoryError) or than any machine has (OpenVINO's "requested 2305843008391495680 bytes", under its "Check
-    // '!exceed_allocatable_mem_size' failed") says the failure was a corrupt length's, not memory running out.
-    if (message_ && message_->kind == Kind::engine_allocator && lines_ - message_->line <= kDetailLines &&
-        impossible_size(line))
         message_.reset();
     // A task's end that srun reported first is the cause; the step's cancellation after it, a consequence.
     if ((found & bit(kSrunError)) && parse_srun_task_end(line)) srun_task_ended_ = true;
@@ -1676,6 +1742,11 @@ void Classifier::note_context(Bits found, std::string_view line) {
     // jemalloc built for smaller pages than the kernel's ("<jemalloc>: Unsupported system page size", a Raspberry
     // Pi 5's 16 KiB): every allocation after it fails ("memory allocation of 56 bytes failed"), with memory free.
     if ((found & bit(kPageSize)) && has(line, "<jemalloc>")) refused_at_ = lines_;
+    // A request no machine could meet, reported as failed ("malloc: *** mach_vm_map(size=18446744069961388032) failed",
+    // "Failed to reallocate a memory block to -12 bytes."): the failures on the lines after it are its.
+    if ((found & (bit(kAllocLower) | bit(kAllocCapital))) && (has(line, "failed") || has(line, "Failed")) &&
+        impossible_size(line))
+        refused_at_ = lines_;
     // Go's corrupt length: its "fatal error: out of memory" follows on the next line.
     if ((found & bit(kOutOfMemory)) && far_beyond_heap(line)) refused_at_ = lines_;
     if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
@@ -1698,7 +1769,9 @@ std::optional<Classifier::Evidence> Classifier::match(std::string_view text, Bit
     e.in_training = training_;
     const bool refused = refused_at_ && lines_ - *refused_at_ <= kRetryLines;
     for (const auto& rule : kMessageRules) {
-        if (!(found & rule.anchors) || (refused && rule.kind == Kind::engine_allocator) || !rule.test(text)) continue;
+        if (!(found & rule.anchors) || (refused && (rule.kind == Kind::engine_allocator || rule.kind == Kind::enomem)) ||
+            !rule.test(text))
+            continue;
         // A database's limit for one query, a debugger's notice of an exception, a limit that is not memory (see
         // another_limit): no rule's words count there.
         if (query_memory_limit(text) || first_chance_exception(text) || another_limit(text)) return std::nullopt;

@@ -159,6 +159,7 @@ private:
     bool consider_wrapped(std::string_view line, LiteralSet::Bits found);
     bool straddles(std::string_view tail, std::string_view glue, std::string_view head) const;
     void remember_tail(std::string_view line);
+    void note_detail(std::string_view line);
     void note_context(LiteralSet::Bits found, std::string_view line);
     bool note_other(LiteralSet::Bits found, std::string_view line);
     std::optional<bool> killed_over_quota(std::string_view line, LiteralSet::Bits found);
@@ -192,7 +193,8 @@ private:
     std::optional<std::string> termination_;  // the first stop from outside (a scheduler's cancellation, ...)
     std::optional<Evidence> signature_;        // the first code signature the system refused (macOS kills the binary)
     std::optional<long long> refused_at_;      // the latest allocation that failed with an errno other than ENOMEM,
-                                               // or an allocator that cannot work (jemalloc's page size)
+                                               // or for a size no machine meets, or past a device's limit for one
+                                               // allocation, or an allocator that cannot work (jemalloc's page size)
     std::optional<Evidence> startup_kill_;     // the first shell kill report of a command asking its version or help
     std::optional<Evidence> macos_;            // the first line that shows the log is macOS's (a /Users/ path, an .app)
     std::optional<long long> v8_report_at_;    // the latest header of V8's fatal report ("<--- Last few GCs --->")

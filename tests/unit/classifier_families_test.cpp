@@ -155,14 +155,14 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed
 // or one more false alarm on dev). Measured (scripts/test.sh prints the table): dev 1327/1368 recall,
-// 145/1226 false alarms, rounds 1-25 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52,
+// 143/1226 false alarms, rounds 1-25 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52,
 // 8/51, round 9 at 22/25, 2/12, round 10 at 12/13, 0/4, round 11 at 57/68, 14/62, round 12 at 14/18,
 // 5/17, round 13 at 6/8, 1/7, round 14 at 128/143, 21/120, round 15 at 95/102, 8/83, round 16 at 22/22,
 // 1/9, round 17 at 86/98, 38/114, round 18 at 87/97, 22/76, round 19 at 21/26, 4/16, round 20 at
 // 105/130, 31/139, round 21 at 44/50, 14/45, round 22 at 8/8, 3/8, round 23 at 92/103, 39/119, round 24 at
 // 39/44, 14/47, round 25 at 5/6, 3/8, each before the rules were revised on it); held-back, round 26 (219
 // logs from 219 projects, collected after those rules were written, scored once): 83/98 recall, 36/121
-// false alarms.
+// false alarms; 87/98 and 22/121 under the rules written from it since.
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -176,9 +176,9 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
     }
     INFO(text);
     CHECK(dev.all_recall.rate() >= 0.970);
-    CHECK(dev.all_false_alarm.rate() <= 0.1183);
-    CHECK(held.all_recall.rate() >= 0.846);
-    CHECK(held.all_false_alarm.rate() <= 0.298);
+    CHECK(dev.all_false_alarm.rate() <= 0.1167);
+    CHECK(held.all_recall.rate() >= 0.887);
+    CHECK(held.all_false_alarm.rate() <= 0.182);
 }
 
 // [!mayfail]: issue 14's targets on the held-back set are not met (round 26: recall 85%, false alarms 30%, on 219 logs;

@@ -1327,7 +1327,7 @@ TEST_CASE("round 23's families: a build pod's and a sandbox's memory kills, Circ
                     "  File \"/code/opendm/system.py\", line 34, in run",
                     "    raise Exception(\"Child returned {}\".format(retcode))", "Exception: Child returned 137"},
                    ExitStatus::from_number(137)).oom);
-    CHECK_FALSE(classify({"Generating texture patches:", "        Running... Killed", "Traceback (most recent call last):",
+    CHECK_FALSE(classify({"Generating texture patches:", "        Running...", "Traceback (most recent call last):",
                           "Exception: Child returned 1"}, ExitStatus::from_number(137)).oom);
     for (const std::string line : {
              "Not enough GPU RAM free (3686MB free, need at least 4122MB)",
@@ -1436,4 +1436,79 @@ TEST_CASE("a shell's kill of a command that asked only for its version or help i
     CHECK(classify({"zsh: killed  python train.py --help-me"}, unknown).kind == Kind::sigkill_probable);
     CHECK(classify({"zsh: killed  python convert.py --version 2 --out model"}, unknown).kind == Kind::sigkill_probable);
     CHECK(classify({"zsh: killed  version"}, unknown).kind == Kind::sigkill_probable);
+}
+
+TEST_CASE("round 26's families: code that names an allocation's error, requests no machine meets, limits that are not "
+          "memory; a kill after a step's dots, a relayed fatal report, an OOM caught and then not",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    // Code: a Zig error set written as a type in a compiler's type error, a compiler's quoted source line, a throw.
+    for (const std::string line : {
+             "/build.zig:40:30: error: expected type 'void', found 'error{OutOfMemory}'",
+             "  128 | _GLIBCXX_NODISCARD void* operator new[](std::size_t) _GLIBCXX_THROW (std::bad_alloc)",
+             "      throw std::bad_alloc();"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    CHECK(classify({"error: OutOfMemory"}, unknown).oom);
+    // Limits that are not memory: Vulkan's descriptor pool, LMDB's reserved map.
+    CHECK_FALSE(classify({"Unable to allocate 1 descriptorSets from VkDescriptorPool"}, unknown).oom);
+    CHECK_FALSE(classify({"lmdb.MemoryError: mdb_env_set_mapsize: Cannot allocate memory"}, unknown).oom);
+    CHECK(classify({"lmdb.MemoryError: mdb_env_open: Cannot allocate memory"}, unknown).oom);
+    // A failed request no machine meets, before the failures it causes or after them.
+    const auto mac = [](std::string size) {
+        return std::vector<std::string>{
+            "python(1883,0x7fff79fe5000) malloc: *** mach_vm_map(size=" + size + ") failed (error code=3)",
+            "*** error: can't allocate region", "*** set a breakpoint in malloc_error_break to debug"};
+    };
+    CHECK_FALSE(classify(mac("18446744072715628544"), unknown).oom);
+    CHECK(classify(mac("34359738368"), unknown).oom);
+    CHECK_FALSE(classify({"unit_tests(59330,0x10937edc0) malloc: can't allocate region",
+                          ":*** mach_vm_map(size=3758289336431292416, flags: 100) failed (error code=3)",
+                          "unit_tests(59330,0x10937edc0) malloc: *** set a breakpoint in malloc_error_break to debug",
+                          "unknown file: Failure",
+                          "C++ exception with description \"std::bad_alloc\" thrown in the test body."}, unknown).oom);
+    CHECK_FALSE(classify({"Failed to reallocate a memory block to -12 bytes.",
+                          "The last system call returned: 12 which means \"Cannot allocate memory\""}, unknown).oom);
+    const auto frames = [](std::string size) {
+        return std::vector<std::string>{
+            "#5  0x00007f91c963fb68 in __cxxabiv1::__cxa_throw (obj=<optimized out>, tinfo=0x7f91c992bdd0 <typeinfo "
+            "for std::bad_alloc>, dest=0x7f91c963db60 <std::bad_alloc::~bad_alloc()>) at eh_throw.cc:95",
+            "#6  0x00007f91c96400cf in operator new (sz=" + size + ") at new_op.cc:54"};
+    };
+    CHECK_FALSE(classify(frames("0xffffffffffffffff"), unknown).oom);
+    CHECK(classify(frames("0x80000000"), unknown).oom);
+    // A request past the device's limit for one allocation, and the failures after it.
+    const auto ggml = [](std::string detail) {
+        return std::vector<std::string>{"ggml_vulkan: Device memory allocation of size 2819260416 failed.", detail,
+                                        "alloc_tensor_range: failed to allocate Vulkan0 buffer of size 2819260416"};
+    };
+    CHECK_FALSE(classify(ggml("ggml_vulkan: Requested buffer size exceeds device memory allocation limit: "
+                              "ErrorOutOfDeviceMemory"),
+                         unknown).oom);
+    CHECK(classify(ggml("ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory"), unknown).oom);
+    // GDI+ under .NET's OutOfMemoryException: its status for parameters and images it cannot use.
+    const auto gdi = [](std::string frame) {
+        return std::vector<std::string>{"System.OutOfMemoryException: Out of memory.", frame};
+    };
+    CHECK_FALSE(classify(gdi("   at System.Drawing.Graphics.CheckErrorStatus(Int32 status)"), unknown).oom);
+    CHECK(classify(gdi("   at System.Collections.Generic.List`1.set_Capacity(Int32 value)"), unknown).oom);
+    // A kill glued to a step's label that ends in dots; the phrase alone with what is left.
+    CHECK(classify({"Installing meteor-tool@1.0.35...  Killed"}, unknown).kind == Kind::sigkill_probable);
+    CHECK(classify({"wgpu error: Validation Error", "", "Caused by:", "    In Device::create_texture",
+                    "    not enough memory left"}, unknown).oom);
+    // A child's fatal report relayed at a wrapper's DEBUG level is no handled error; an INFO notice is.
+    CHECK(classify({"2026-02-03 19:03:25,381: DEBUG - web build: FATAL ERROR: Ineffective mark-compacts near heap "
+                    "limit Allocation failed - JavaScript heap out of memory",
+                    "2026-02-03 19:03:25,688: DEBUG - web build: Aborted"}, unknown).oom);
+    // The same OOM again, outside the handled level after one that was: it was not caught this time.
+    const auto server = [](std::string again) {
+        return std::vector<std::string>{
+            "2022-04-10 04:14:10.592  INFO 92328 --- [task-216] o.s.core.annotation.MergedAnnotation : Failed to "
+            "introspect annotations: java.lang.OutOfMemoryError: GC overhead limit exceeded",
+            again};
+    };
+    CHECK(classify(server("java.lang.OutOfMemoryError: GC overhead limit exceeded"), unknown).oom);
+    CHECK_FALSE(
+        classify(server("2022-04-10 04:14:11.001  INFO 92328 --- [task-217] served /status in 3 ms"), unknown).oom);
 }
