@@ -1534,7 +1534,7 @@ bool Classifier::feed(std::string_view line) {
     // "] [" is in every DeepSpeed line ("[2024-01-16 02:14:43,936] [INFO]"): it stands for a row of the OOM
     // killer's table only where one parses, and otherwise leaves the line to the prefilter.
     if ((found & bit(kTaskRow)) && !oom_task_row(text)) found &= ~bit(kTaskRow);
-    note_detail(text);
+    if (message_ && lines_ - message_->line <= kDetailLines) note_detail(text);  // checked here: it runs on every line
     if (found) note_context(found, text);
     if (auto decided = found ? killed_over_quota(text, found) : std::nullopt) {
         remember_tail(text);
@@ -1691,7 +1691,7 @@ void Classifier::remember_tail(std::string_view line) {
     tail_.assign(line.substr(line.size() - std::min(line.size(), kWrapJoin)));
 }
 
-// The detail under an engine's failure, on the lines right after it, anchored or not: a request larger than the heap
+// The detail under an engine's failure (message_), on the lines right after it, anchored or not: a request larger than the heap
 // may ever grow to (ART's, under its OutOfMemoryError) or than any machine has (OpenVINO's "requested
 // 2305843008391495680 bytes", under its "Check '!exceed_allocatable_mem_size' failed"; a debugger's next frame,
 // "operator new (sz=0xffffffffffffffff)") says the failure was a corrupt length's, not memory running out. So does a
@@ -1700,7 +1700,7 @@ void Classifier::remember_tail(std::string_view line) {
 // System.Drawing.Graphics.CheckErrorStatus", "Exception source [System.Drawing]"): GDI+ reports OutOfMemory for
 // parameters it cannot use and images it cannot read.
 void Classifier::note_detail(std::string_view line) {
-    if (!message_ || message_->kind != Kind::engine_allocator || lines_ - message_->line > kDetailLines) return;
+    if (message_->kind != Kind::engine_allocator) return;
     const bool gdi_plus = has(message_->text, "OutOfMemoryException") && has(line, "System.Drawing");
     if (impossible_size(line) || device_allocation_cap(line) || gdi_plus) {
         message_.reset();
