@@ -164,6 +164,9 @@ def merge(data, number, round_dir, aside_file):
     manifest = json.loads(path.read_text())
     aside = {line.strip() for line in Path(aside_file).read_text().splitlines() if line.strip()}
     used_projects, used_urls = cited(data)
+    unknown = aside - {entry.get("file") for _, _, entry in entries(round_dir)}
+    if unknown:
+        sys.exit(f"{aside_file} names what no entry of {round_dir} is: {', '.join(sorted(unknown))}")
     new = []
     for collector, number_in_file, entry in entries(round_dir):
         if entry.get("file") in aside:
