@@ -1632,12 +1632,11 @@ bool Classifier::note_other(Bits found, std::string_view line) {
 bool Classifier::record(Evidence evidence, std::string_view shown) {
     const bool is_message = evidence.strength == Strength::message;
     auto& slot = is_message ? message_ : sign_;
-    // A kill sign after a recovery attempt says the trainer died; another caught OOM does not. A finder
-    // that gave up ("RuntimeError: No executable batch size found") is no attempt but the death itself.
-    if (recovered_at_ && evidence.line > *recovered_at_ && !is_message) died_after_recovery_ = true;
+    // A kill sign after a recovery attempt says the trainer died, and so does the error again at no handled level (it
+    // was not caught this time); another caught OOM does not. A finder that gave up ("RuntimeError: No executable
+    // batch size found") is no attempt but the death itself.
     const bool handled = is_message && family_of(evidence.kind) != Family::monitor && logged_as_handled(shown);
-    // So does the same error again, no longer at a handled level: it was not caught this time.
-    if (recovered_at_ && evidence.line > *recovered_at_ && is_message && !handled && evidence.kind != Kind::caught_oom)
+    if (recovered_at_ && evidence.line > *recovered_at_ && (!is_message || (!handled && evidence.kind != Kind::caught_oom)))
         died_after_recovery_ = true;
     if ((evidence.kind == Kind::caught_oom && !error_line(shown) && !has(shown, "No executable batch size")) || handled) {
         recovered_at_ = evidence.line;  // what came before belonged to the OOM it caught
@@ -1691,8 +1690,8 @@ void Classifier::remember_tail(std::string_view line) {
     tail_.assign(line.substr(line.size() - std::min(line.size(), kWrapJoin)));
 }
 
-// The detail under an engine's failure (message_), on the lines right after it, anchored or not: a request larger than the heap
-// may ever grow to (ART's, under its OutOfMemoryError) or than any machine has (OpenVINO's "requested
+// The detail under an engine's failure (message_), on the lines right after it, anchored or not: a request larger
+// than the heap may ever grow to (ART's, under its OutOfMemoryError) or than any machine has (OpenVINO's "requested
 // 2305843008391495680 bytes", under its "Check '!exceed_allocatable_mem_size' failed"; a debugger's next frame,
 // "operator new (sz=0xffffffffffffffff)") says the failure was a corrupt length's, not memory running out. So does a
 // request past the device's limit for one allocation (ggml's "Requested buffer size exceeds device memory allocation
