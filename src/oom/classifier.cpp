@@ -660,7 +660,8 @@ bool slurm_memory_limit(std::string_view s) {
     return state_word(s, "OUT_OF_ME");
 }
 
-// The other batch schedulers' and platforms' memory kills: LSF's TERM_MEMLIMIT, PBS's "job killed: vmem N
+// The other batch schedulers' and platforms' memory kills: LSF's TERM_MEMLIMIT and TERM_SWAP (its limit on a job's
+// virtual memory, as PBS's vmem and SGE's h_vmem are: "TERM_SWAP: job killed after reaching LSF swap usage limit."), PBS's "job killed: vmem N
 // exceeded limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit h_vmem",
 // HTCondor's "memory usage exceeded request_memory" and "Job has gone over memory limit of 4096 megabytes",
 // Cloud Run's "Memory limit of 5120 MiB exceeded with 5261 MiB used"; runc's "container init was OOM-killed".
@@ -670,7 +671,7 @@ bool batch_memory_limit(std::string_view s) {
     // "MaxListenersExceededWarning: Possible EventEmitter memory leak detected. 11 connect listeners added. Use
     // emitter.setMaxListeners() to increase limit".
     if (has(s, "Warning:")) return false;
-    if (has(s, "TERM_MEMLIMIT") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
+    if (has(s, "TERM_MEMLIMIT") || has(s, "TERM_SWAP") || has(s, "OOM-killed") || has(s, "OOM Killed")) return true;
     if (has(s, "illed") && (has(s, "excessive memory") || has(s, "out-of-memory"))) return true;  // HTCondor, site notices
     // OpenShift's "The build pod was killed due to an out of memory condition.", Racket's sandbox "evaluator:
     // terminated (out-of-memory)".
@@ -685,6 +686,9 @@ bool batch_memory_limit(std::string_view s) {
     // Nor a request refused before anything ran: a namespace's quota ('pods "x" is forbidden: exceeded quota:
     // ..., requested: limits.memory=4Gi'), Cloud Foundry's "You have exceeded your organization's memory limit".
     if (has(s, "quota") || has(s, "organization's memory limit")) return false;
+    // Nor PostgreSQL's cap on one allocation ("Failed on request of size 1868601608 in memory context "ExprContext":
+    // exceeded limits on size of allocations (1073741823)"), MaxAllocSize, under its "invalid memory alloc request size".
+    if (has(s, "size of allocations")) return false;
     return memory && (has(s, "limit") || has(s, "request_memory")) && !has(s, "at some point");
 }
 
@@ -827,27 +831,37 @@ constexpr std::string_view kNotAnAllocation[] = {
     "CursorWindow",
     // The JVM reserving its class space at start ("Could not allocate metaspace: 1073741824 bytes"): address space,
     // which ulimit -v or a sandbox refuses; its metaspace running out is "OutOfMemoryError: Metaspace".
-    "allocate metaspace"};
+    "allocate metaspace",
+    // libfuse's "fuse: memory allocation failed" from an AppImage's runtime whose FUSE does not match the system's (then
+    // "Can't open squashfs image: Bad address", "Cannot mount AppImage, please check your FUSE setup"); three projects'
+    // AppImages, none out of memory.
+    "fuse: "};
 // A shared file a process could not map ("RuntimeError: unable to mmap 4096 bytes from file
 // </torch_362873_3123855485_63350>: Cannot allocate memory (12)", a DataLoader worker's tensor in shared
 // memory): a shared mapping takes no memory when it is made, so its ENOMEM is the map count
 // (vm.max_map_count) or the address space, not memory running out; the JVM's "Map failed" is the same, and
 // so is the dynamic loader's "failed to map segment from shared object: Cannot allocate memory" (a library's
-// file mapped under ulimit -v or SGE's h_vmem).
+// file mapped under ulimit -v or SGE's h_vmem), and QEMU's guest RAM backed by a file ("unable to map backing store for
+// guest RAM: Cannot allocate memory"): hugetlbfs, whose pool of huge pages, set aside at boot, is too small or empty.
 bool maps_a_file(std::string_view s) {
-    return (has(s, "unable to mmap") && has(s, "from file")) || has(s, "map segment from shared object");
+    return (has(s, "unable to mmap") && has(s, "from file")) || has(s, "map segment from shared object") ||
+           has(s, "map backing store");
 }
 // A thread that could not be started ("ghc: failed to create OS thread: Cannot allocate memory",
 // "pthread_create failed"): its stack is reserved address space, so its ENOMEM is ulimit -v or a limit on
 // threads, as the JVM's "unable to create new native thread" is.
-// ART's 'Throwing OutOfMemoryError "Could not allocate JNI Env"' is a thread's too: each thread has its own.
+// ART's 'Throwing OutOfMemoryError "Could not allocate JNI Env"' is a thread's too: each thread has its own, and so is
+// the signal stack Rust's runtime maps for each new thread ("thread '<unnamed>' panicked at 'failed to allocate an
+// alternative stack'", a test under its own setrlimit(RLIMIT_AS)).
 constexpr std::string_view kThreadLimit[] = {"OS thread", "native thread", "pthread_create", "create thread", "new thread",
-                                             "JNI Env"};
+                                             "JNI Env", "alternative stack"};
 constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:", "[W]", "level=warn"};
 // Pages a process locked in RAM (mlock, RLIMIT_MEMLOCK, ulimit -l's "max locked memory"): a limit on
 // locking, not memory running out. io_uring's rings and registered buffers count against RLIMIT_MEMLOCK
 // (before Linux 5.12, and its registered buffers still): "io_uring_setup(...) = -1 ENOMEM (Cannot allocate memory)".
-constexpr std::string_view kLocksMemory[] = {"mlock", "lock memory", "locking page", "lock page", "locked memory", "io_uring"};
+// Elasticsearch's bootstrap says it in its own words: "Unable to lock JVM Memory: error=12, reason=Cannot allocate memory".
+constexpr std::string_view kLocksMemory[] = {"mlock",       "lock memory",   "locking page", "lock page",
+                                             "locked memory", "io_uring",    "lock JVM Memory"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 // A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
 constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe"};
@@ -1069,7 +1083,8 @@ bool query_memory_limit(std::string_view s) {
 // - a shared zone of the size nginx's configuration gave it ("could not allocate new session in SSL session shared
 //   cache");
 // - .NET's largest array ("System.OutOfMemoryException: 'Array dimensions exceeded supported range.'"), as the JVM's
-//   "Requested array size exceeds VM limit" is;
+//   "Requested array size exceeds VM limit" is, and the JDK's own check before it asks ("java.lang.OutOfMemoryError:
+//   Required array length 2147483638 + 13300 is too large": a StringBuilder past Integer.MAX_VALUE);
 // - V8 reserving address space, which ulimit -v refuses ("Fatal process out of memory: SegmentedTable::InitializeTable
 //   (subspace allocation)", "Fatal process OOM in Failed to reserve virtual memory for CodeRange");
 // - a graphics or compute API creating its instance, device, swapchain or queue ("vkCreateInstance failed with
@@ -1086,6 +1101,7 @@ bool query_memory_limit(std::string_view s) {
 //   V8's reservations are.
 constexpr std::string_view kOtherLimits[] = {
     "hared memory size limit", "local memory limit", "write+execute", "shared cache", "Array dimensions exceeded",
+    "Required array length",
     "subspace allocation", "reserve virtual memory", "vkCreateInstance", "vkCreateDevice", "vkCreateSwapchain",
     "clCreateCommandQueue", "clCreateContext", "request_device", "file descriptor table", "out of memory storing object",
     "descriptorSets", "DescriptorPool", "descriptor pool", "OUT_OF_POOL_MEMORY", "set_mapsize"};

@@ -154,14 +154,15 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 }
 
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed or one more
-// false alarm on dev). Measured (scripts/test.sh prints the table): dev 1431/1485 recall, 171/1367 false alarms,
+// false alarm on dev). Measured (scripts/test.sh prints the table): dev 1431/1485 recall, 170/1367 false alarms,
 // rounds 1-27 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52, 8/51, round 9 at 22/25, 2/12,
 // round 10 at 12/13, 0/4, round 11 at 57/68, 14/62, round 12 at 14/18, 5/17, round 13 at 6/8, 1/7, round 14 at
 // 128/143, 21/120, round 15 at 95/102, 8/83, round 16 at 22/22, 1/9, round 17 at 86/98, 38/114, round 18 at 87/97,
 // 22/76, round 19 at 21/26, 4/16, round 20 at 105/130, 31/139, round 21 at 44/50, 14/45, round 22 at 8/8, 3/8, round
 // 23 at 92/103, 39/119, round 24 at 39/44, 14/47, round 25 at 5/6, 3/8, round 26 at 83/98, 36/121, round 27 at
 // 17/19, 6/20, each before the rules were revised on it); held-back, round 28 (173 logs from 173 projects, collected
-// after those rules were written, scored once): 70/82 recall, 24/91 false alarms.
+// after those rules were written, scored once): 70/82 recall, 24/91 false alarms; 71/82 and 16/91 after the rules
+// written from it.
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -175,9 +176,9 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
     }
     INFO(text);
     CHECK(dev.all_recall.rate() >= 0.963);
-    CHECK(dev.all_false_alarm.rate() <= 0.1251);
-    CHECK(held.all_recall.rate() >= 0.853);
-    CHECK(held.all_false_alarm.rate() <= 0.264);
+    CHECK(dev.all_false_alarm.rate() <= 0.1244);
+    CHECK(held.all_recall.rate() >= 0.865);
+    CHECK(held.all_false_alarm.rate() <= 0.176);
 }
 
 // [!mayfail]: issue 14's targets on the held-back set are not met (round 28: recall 85%, false alarms 26%, on 173

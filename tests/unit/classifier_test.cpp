@@ -1512,3 +1512,36 @@ TEST_CASE("round 26's families: code that names an allocation's error, requests 
     CHECK_FALSE(
         classify(server("2022-04-10 04:14:11.001  INFO 92328 --- [task-217] served /status in 3 ms"), unknown).oom);
 }
+
+TEST_CASE("round 28's families: LSF's swap limit; a map backed by huge pages, a thread's signal stack, Elasticsearch's "
+          "memory lock, the JDK's array cap, PostgreSQL's cap on one allocation, an AppImage's FUSE",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    // LSF's kill at its virtual memory limit, as at its memory limit.
+    for (const std::string reason : {"TERM_SWAP: job killed after reaching LSF swap usage limit.",
+                                     "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit."}) {
+        INFO(reason);
+        CHECK(classify({reason, "Exited with signal termination: Killed."}, unknown).kind == Kind::monitor_kill);
+    }
+    // ENOMEM from mappings and limits that are not memory running out, beside the same words that are.
+    for (const std::string line : {
+             "qemu-system-x86_64: unable to map backing store for guest RAM: Cannot allocate memory",
+             "thread '<unnamed>' panicked at 'failed to allocate an alternative stack', "
+             "src/libstd/sys/unix/stack_overflow.rs:136:13",
+             "Unable to lock JVM Memory: error=12, reason=Cannot allocate memory",
+             "Caused by: java.lang.OutOfMemoryError: Required array length 2147483638 + 13300 is too large",
+             "fuse: memory allocation failed"}) {
+        INFO(line);
+        CHECK_FALSE(classify({line}, unknown).oom);
+    }
+    CHECK(classify({"qemu-system-x86_64: cannot set up guest memory 'pc.ram': Cannot allocate memory"}, unknown).oom);
+    CHECK(classify({"thread 'main' panicked at 'failed to allocate memory', src/main.rs:12:5"}, unknown).oom);
+    CHECK(classify({"Caused by: java.lang.OutOfMemoryError: Java heap space"}, unknown).oom);
+    // PostgreSQL refusing one request past MaxAllocSize (1 GB), not a job over its memory limit; its memory running out.
+    CHECK_FALSE(classify({"ERROR:  invalid memory alloc request size 1868601608",
+                          "Failed on request of size 1868601608 in memory context \"ExprContext\": exceeded limits on "
+                          "size of allocations (1073741823)"},
+                         unknown).oom);
+    CHECK(classify({"ERROR:  out of memory", "DETAIL:  Failed on request of size 8192 in memory context \"ExprContext\"."},
+                   unknown).oom);
+}
