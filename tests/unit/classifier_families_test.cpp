@@ -154,15 +154,14 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 }
 
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed or one more
-// false alarm on dev). Measured (scripts/test.sh prints the table): dev 1431/1485 recall, 170/1367 false alarms,
-// rounds 1-27 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52, 8/51, round 9 at 22/25, 2/12,
+// false alarm on dev). Measured (scripts/test.sh prints the table): dev 1502/1567 recall, 186/1458 false alarms,
+// rounds 1-28 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52, 8/51, round 9 at 22/25, 2/12,
 // round 10 at 12/13, 0/4, round 11 at 57/68, 14/62, round 12 at 14/18, 5/17, round 13 at 6/8, 1/7, round 14 at
 // 128/143, 21/120, round 15 at 95/102, 8/83, round 16 at 22/22, 1/9, round 17 at 86/98, 38/114, round 18 at 87/97,
 // 22/76, round 19 at 21/26, 4/16, round 20 at 105/130, 31/139, round 21 at 44/50, 14/45, round 22 at 8/8, 3/8, round
 // 23 at 92/103, 39/119, round 24 at 39/44, 14/47, round 25 at 5/6, 3/8, round 26 at 83/98, 36/121, round 27 at
-// 17/19, 6/20, each before the rules were revised on it); held-back, round 28 (173 logs from 173 projects, collected
-// after those rules were written, scored once): 70/82 recall, 24/91 false alarms; 71/82 and 16/91 after the rules
-// written from it.
+// 17/19, 6/20, round 28 at 70/82, 24/91, each before the rules were revised on it); held-back, round 29 (47 logs
+// from 47 projects, collected after those rules were written, scored once): 16/20 recall, 5/27 false alarms.
 TEST_CASE("recall and false alarms per family, measured on both sets", "[classifier][families]") {
     const json m = manifest();
     const Score dev = score(m, "dev");
@@ -175,20 +174,20 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
         std::ofstream(fs::path(dir) / "classifier-families.txt") << text;
     }
     INFO(text);
-    CHECK(dev.all_recall.rate() >= 0.963);
-    CHECK(dev.all_false_alarm.rate() <= 0.1244);
-    CHECK(held.all_recall.rate() >= 0.865);
-    CHECK(held.all_false_alarm.rate() <= 0.176);
+    CHECK(dev.all_recall.rate() >= 0.958);
+    CHECK(dev.all_false_alarm.rate() <= 0.1276);
+    CHECK(held.all_recall.rate() >= 0.80);
+    CHECK(held.all_false_alarm.rate() <= 0.186);
 }
 
-// [!mayfail]: issue 14's targets on the held-back set are not met (round 28: recall 85%, false alarms 26%, on 173
-// logs; round 27: 89%, 30%, on 39 logs; round 26: 85%, 30%, on 219 logs; round 25: 83%, 38%, on 14 logs; round 24:
-// 89%, 30%, on 91 logs; round 23: 89%, 33%, on 222 logs; round 22: 100%, 38%, on 16 logs; round 21: 88%, 31%, on 95
-// logs; round 20: 81%, 22%, on 269 logs; round 19: 81%, 25%, on 42 logs; round 18: 90%, 29%, on 173 logs; round 17:
-// 88%, 33%, on 212 logs, rounds 17-28's collectors asked for as many look-alikes as OOMs; round 16: 100%, 11%, on 31
-// logs; round 15, 93% overall but 79% for SIGKILLs, 10%, on 185 logs; round 14, 89.5%, 18%, on 263 logs; round 13,
-// 75%, 14%, on 15 logs; round 12, 78%, 29%; round 11, 84%, 23%; round 10, 92%, 0% on 17 logs; round 9, 88%, 17%;
-// round 8, 92%, 16%; rounds 6 and 7, 85%, 16%): reported, not enforced.
+// [!mayfail]: issue 14's targets on the held-back set are not met (round 29: recall 80%, false alarms 19%, on 47
+// logs; round 28: 85%, 26%, on 173 logs; round 27: 89%, 30%, on 39 logs; round 26: 85%, 30%, on 219 logs; round 25:
+// 83%, 38%, on 14 logs; round 24: 89%, 30%, on 91 logs; round 23: 89%, 33%, on 222 logs; round 22: 100%, 38%, on 16
+// logs; round 21: 88%, 31%, on 95 logs; round 20: 81%, 22%, on 269 logs; round 19: 81%, 25%, on 42 logs; round 18:
+// 90%, 29%, on 173 logs; round 17: 88%, 33%, on 212 logs, rounds 17-29's collectors asked for as many look-alikes as
+// OOMs; round 16: 100%, 11%, on 31 logs; round 15, 93% overall but 79% for SIGKILLs, 10%, on 185 logs; round 14,
+// 89.5%, 18%, on 263 logs; round 13, 75%, 14%, on 15 logs; round 12, 78%, 29%; round 11, 84%, 23%; round 10, 92%, 0%
+// on 17 logs; round 9, 88%, 17%; round 8, 92%, 16%; rounds 6 and 7, 85%, 16%): reported, not enforced.
 TEST_CASE("the held-back set reaches recall 90% and false alarms 5%, in every family", "[classifier][families][!mayfail]") {
     const Score held = score(manifest(), "held");
     CHECK(held.all_recall.rate() >= kRecallTarget);
