@@ -67,7 +67,7 @@ enum Anchor : int {
     kNvrm, kNoExecutableBatch, kReturnCode, kByOomKiller, kOomKillResult,
     kTraceback, kErrorColon, kErrorLower, kException, kTerminateCalled, kSegfault, kCoreDumped, kFatalPython,
     kOutOfMemorySlurm, kKillEvent, kSrunError,
-    kToAllocate, kAllocationFailed, kAllocFailedLower, kInsufficient, kExhaustedCaps, kExhausted, kAvailableMemory,
+    kToAllocate, kAllocationFailed, kInsufficient, kExhaustedCaps, kExhausted, kAvailableMemory,
     kMemoryLimit, kMemoryBudget, kMemoryPressure, kSystemdOomd, kLowOnMemory, kAvailableRam,
     kContainerOom, kKernelDied, kDeathSignal, kPreemption, kStopping, kKvCache, kAllocationFailure, kExceeded,
     kOfMemoryCapital, kAllocLower, kAllocCapital, kMpiExitCode, kReason, kNvgpu, kCmaAlloc, kOnHold, kMemInfo,
@@ -78,7 +78,7 @@ enum Anchor : int {
     kDisappeared, kOutOf, kErrno, kKilledFr, kKilledDe, kEnlargeMemory, kEnomem, kJetsam, kTerminatedDue,
     kSigint, kAttemptingReset, kConnectionClosed, kKillSignal, kPagingFile, kTaskRow,
     kBySignalNine, kWaitpidReturned, kLowMemoryKiller, kPerProcessLimit, kErrno1455, kLastFewGcs, kPageSize,
-    kMacUsers, kMacApp, kOutOfMemoryParen,
+    kMacUsers, kMacApp, kOutOfMemoryParen, kKernelRestarter,
     kAnchorCount
 };
 const std::vector<std::string> kAnchorTexts = {
@@ -94,7 +94,7 @@ const std::vector<std::string> kAnchorTexts = {
     "Traceback (most", "Error:", "error:", "Exception", "terminate called", "Segmentation fault", "core dumped",
     "Fatal Python error",
     "Out Of Memory", "kill event", "srun: error: ",
-    "o allocate", "llocation failed", "alloc failed", "nsufficient ", "EXHAUSTED", "exhausted", "available memory",
+    "o allocate", "llocation failed", "nsufficient ", "EXHAUSTED", "exhausted", "available memory",
     "memory limit", "memory budget", "memory pressure", "oomd" /* systemd-oomd, oomd */, "low on ", "available RAM",
     "container oom", "appears to have died", "death signal", "PREEMPT", "topping", "KV cache", "ALLOCATION_FAIL", "xceeded",
     "f Memory" /* of Memory, Of Memory */, "alloc", "Alloc", "EXIT CODE: 9", "eason:" /* Reason:, reason: */,
@@ -120,6 +120,7 @@ const std::vector<std::string> kAnchorTexts = {
     "Last few GCs" /* V8's fatal report's header */, "Unsupported system page size" /* jemalloc's */,
     "/Users/" /* a macOS home */, ".app/Contents" /* a macOS application bundle */,
     "(out-of-memory)" /* Racket's sandbox: "evaluator: terminated (out-of-memory)" */,
+    "KernelRestarter: restarting" /* Jupyter's server, its kernel dead */,
 };
 static_assert(kAnchorCount <= LiteralSet::kMaxLiterals, "LiteralSet finds at most 128 literals");
 using Bits = LiteralSet::Bits;
@@ -446,15 +447,19 @@ bool shell_killed(std::string_view s) {
 // as the program started, a refusal (a code signature, a security policy), not the OOM killer.
 bool killed_asking_version(std::string_view s) {
     if (!shell_killed(s)) return false;
-    const std::string_view t = trim(s);
-    const size_t space = t.find_last_of(" \t");
-    if (space == std::string_view::npos) return false;
-    // The word must be an argument, not the killed program's own name ("zsh: killed  version").
-    const std::string_view program = trim(t.substr(0, space));
-    if (program.ends_with("killed") || program.ends_with("Killed")) return false;
-    const std::string_view last = t.substr(space + 1);
+    // The command after the kill's word must be the program and that one argument: "-v" after others is a verbose
+    // run ("1148 Killed  NUMBA_CUDA_ENABLE_PYNVJITLINK=1 python -m numba.runtests numba.cuda.tests -v"), and a
+    // lone word is the program's own name ("zsh: killed  version").
+    std::vector<std::string_view> words;
+    for (std::string_view rest = trim(s); !rest.empty();) {
+        const size_t end = std::min(rest.find_first_of(" \t"), rest.size());
+        words.push_back(rest.substr(0, end));
+        rest = trim(rest.substr(end));
+    }
+    const auto kill = std::find_if(words.rbegin(), words.rend(), [](std::string_view w) { return w == "killed" || w == "Killed"; });
+    if (kill == words.rend() || kill - words.rbegin() != 2) return false;
     for (std::string_view word : {"--version", "-version", "version", "-v", "-V", "--help", "-help", "help", "-h"})
-        if (last == word) return true;
+        if (words.back() == word) return true;
     return false;
 }
 
@@ -554,6 +559,9 @@ bool sigkill_sign(std::string_view s, Bits found) {
     if (found & bit(kMpiExitCode)) return trim(s).ends_with("EXIT CODE: 9");  // MPICH's hydra: the rank's signal
     if ((found & bit(kKilled)) && has(s, "signal: killed")) return true;  // Go's os/exec: a runner SIGKILLed
     if ((found & bit(kKilled)) && has(s, "Received \"killed\" signal")) return true;  // CircleCI's step, SIGKILLed
+    // Jupyter's server restarting a kernel that died ("AsyncIOLoopKernelRestarter: restarting kernel (1/5), keep random
+    // ports"); a restart the user asked for is "Kernel restarted", with no restarter.
+    if (found & bit(kKernelRestarter)) return true;
     if (found & bit(kKernelDied)) return has(s, "kernel") && has(s, "appears to have died");  // Jupyter's notice
     return (found & (bit(kKilled) | bit(kKilledZh) | bit(kKilledFr) | bit(kKilledDe))) && shell_killed(s);
 }
@@ -684,8 +692,9 @@ bool batch_memory_limit(std::string_view s) {
     // opt in to external sorting"): the server refused the query and went on.
     if (has(s, "allowDiskUse") || has(s, "external sort")) return false;
     // Nor a request refused before anything ran: a namespace's quota ('pods "x" is forbidden: exceeded quota:
-    // ..., requested: limits.memory=4Gi'), Cloud Foundry's "You have exceeded your organization's memory limit".
-    if (has(s, "quota") || has(s, "organization's memory limit")) return false;
+    // ..., requested: limits.memory=4Gi'), Cloud Foundry's "You have exceeded your organization's memory limit",
+    // Slurm's submission ("sbatch: error: job memory limit for shared nodes exceeded. Must be <= 120000 MB").
+    if (has(s, "quota") || has(s, "organization's memory limit") || has(s, "sbatch: ")) return false;
     // Nor PostgreSQL's cap on one allocation ("Failed on request of size 1868601608 in memory context "ExprContext":
     // exceeded limits on size of allocations (1073741823)"), MaxAllocSize, under its "invalid memory alloc request size".
     if (has(s, "size of allocations")) return false;
@@ -694,7 +703,7 @@ bool batch_memory_limit(std::string_view s) {
 
 // A platform's memory quota passed ("Error R14 (Memory quota exceeded)"): by itself a warning, since
 // the platform lets the process run on (swapping) until it decides to kill it; a kill right after it
-// is the platform's memory kill (Classifier::killed_over_quota).
+// is the platform's memory kill, and so is Heroku's R15, "vastly exceeded" (Classifier::killed_over_quota).
 bool memory_quota_exceeded(std::string_view s) {
     return has(s, "emory quota") && has(s, "xceeded");
 }
@@ -863,8 +872,12 @@ constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:
 constexpr std::string_view kLocksMemory[] = {"mlock",       "lock memory",   "locking page", "lock page",
                                              "locked memory", "io_uring",    "lock JVM Memory"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
-// A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?").
-constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe"};
+// A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?"), as a program's
+// dialog for any error makes it ("An error occurred. The system may have run out of memory, or a bug may have
+// occurred.", "It was likely caused by running out of memory"); a failure named first and then guessed at ("Allocation
+// failed, likely due to insufficient memory") still counts.
+constexpr std::string_view kGuess[] = {"Perhaps", "perhaps", "Possibly", "possibly", "Maybe", "maybe",
+                                       "may have run out", "might have run out", "likely caused by"};
 constexpr std::string_view kFailureContext[] = {
     "alloc", "reserve", "buffer", "rror", "ERROR", "FATAL", "atal", "failed", "Failed", "Exception", "what()",
     "terminat", "abort", "Abort", "eason: " /* dlib's "code: 2, reason: out of memory" */,
@@ -1294,7 +1307,7 @@ struct Rule {
 
 constexpr Bits kFailureAnchors = bit(kOutOfMemory) | bit(kOutOfMemoryClass) |
                                      bit(kAllocateMemory) | bit(kToAllocate) | bit(kAllocationFailed) |
-                                     bit(kAllocFailedLower) | bit(kInsufficient) | bit(kNotEnoughMemory) |
+                                     bit(kInsufficient) | bit(kNotEnoughMemory) |
                                      bit(kExhaustedCaps) | bit(kExhausted) | bit(kAvailableMemory) |
                                      bit(kOutOfMemoryCaps) | bit(kAllocationFailure) | bit(kOfMemoryCapital) |
                                      bit(kAllocLower) | bit(kAllocCapital) | bit(kOutOf) |
@@ -1582,7 +1595,11 @@ bool Classifier::feed(std::string_view line) {
 // this line is no such kill; else it was recorded as the platform's memory kill, and whether it decides.
 std::optional<bool> Classifier::killed_over_quota(std::string_view line, Bits found) {
     if ((found & bit(kExceeded)) && memory_quota_exceeded(line)) {
-        over_quota_ = Evidence{Kind::monitor_kill, Strength::message, evidence_text(line), lines_, training_, 0};
+        Evidence notice{Kind::monitor_kill, Strength::message, evidence_text(line), lines_, training_, 0};
+        // Heroku's R15 is the kill's own notice: past twice or five times the quota the dyno manager restarts the
+        // dyno (SIGKILL) with it, and the log may end there ("Error R15 (Memory quota vastly exceeded)").
+        if (has(line, "vastly exceeded")) return record(std::move(notice), line);
+        over_quota_ = std::move(notice);
         return std::nullopt;
     }
     if (!over_quota_ || lines_ - over_quota_->line > kRetryLines) return std::nullopt;

@@ -1436,6 +1436,11 @@ TEST_CASE("a shell's kill of a command that asked only for its version or help i
     CHECK(classify({"zsh: killed  python train.py --help-me"}, unknown).kind == Kind::sigkill_probable);
     CHECK(classify({"zsh: killed  python convert.py --version 2 --out model"}, unknown).kind == Kind::sigkill_probable);
     CHECK(classify({"zsh: killed  version"}, unknown).kind == Kind::sigkill_probable);
+    // "-v" after other arguments asks for a verbose run.
+    CHECK(classify({"ci/test.sh: line 73:  1148 Killed                  NUMBA_CUDA_ENABLE_PYNVJITLINK=1 python -m "
+                    "numba.runtests numba.cuda.tests -v"},
+                   unknown)
+              .kind == Kind::sigkill_probable);
 }
 
 TEST_CASE("round 26's families: code that names an allocation's error, requests no machine meets, limits that are not "
@@ -1544,4 +1549,37 @@ TEST_CASE("round 28's families: LSF's swap limit; a map backed by huge pages, a 
                          unknown).oom);
     CHECK(classify({"ERROR:  out of memory", "DETAIL:  Failed on request of size 8192 in memory context \"ExprContext\"."},
                    unknown).oom);
+}
+
+TEST_CASE("round 29's families: Heroku's R15 is its kill, Jupyter's restarter a dead kernel; a submission Slurm refused "
+          "and an error's guessed cause are not memory running out",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    // Heroku's R15 is the kill itself, the log may end on it; R14 alone is a warning.
+    const auto heroku = [](std::string error) {
+        return std::vector<std::string>{"2015-06-07T02:52:37.067350+00:00 heroku[web.1]: Process running mem=2632M(514.1%)",
+                                        "2015-06-07T02:52:37.067350+00:00 heroku[web.1]: " + error};
+    };
+    CHECK(classify(heroku("Error R15 (Memory quota vastly exceeded)"), unknown).kind == Kind::monitor_kill);
+    CHECK_FALSE(classify(heroku("Error R14 (Memory quota exceeded)"), unknown).oom);
+    // Jupyter's server restarting a kernel that died; the user's restart is no death.
+    CHECK(classify({"[I 2023-06-16 09:39:03.923 ServerApp] AsyncIOLoopKernelRestarter: restarting kernel (1/5), keep "
+                    "random ports"},
+                   unknown)
+              .kind == Kind::sigkill_probable);
+    CHECK_FALSE(classify({"[I 2023-06-16 09:39:03.923 ServerApp] Kernel restarted: 0b7c1c3e"}, unknown).oom);
+    // sbatch refusing a job's memory request at submission: nothing ran.
+    CHECK_FALSE(classify({"sbatch: error: job memory limit for shared nodes exceeded. Must be <= 120000 MB",
+                          "sbatch: error: Batch job submission failed: Invalid feature specification"},
+                         unknown).oom);
+    CHECK(classify({"slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed"}, unknown)
+              .kind == Kind::monitor_kill);
+    // A dialog that guesses memory as an error's cause; a failure named and then guessed at still counts.
+    CHECK_FALSE(classify({"An error occurred. The system may have run out of memory, or a bug may have occurred."},
+                         unknown).oom);
+    CHECK_FALSE(classify({"SuperSlicer has encountered an error. It was likely caused by running out of memory."}, unknown)
+                    .oom);
+    CHECK(classify({"Kokkos::HostSpace::allocate: Allocation of size 64.12 G failed, likely due to insufficient memory."},
+                   unknown)
+              .oom);
 }
