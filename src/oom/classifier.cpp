@@ -456,7 +456,8 @@ bool killed_asking_version(std::string_view s) {
         words.push_back(rest.substr(0, end));
         rest = trim(rest.substr(end));
     }
-    const auto kill = std::find_if(words.rbegin(), words.rend(), [](std::string_view w) { return w == "killed" || w == "Killed"; });
+    const auto kill =
+        std::find_if(words.rbegin(), words.rend(), [](std::string_view w) { return w == "killed" || w == "Killed"; });
     if (kill == words.rend() || kill - words.rbegin() != 2) return false;
     for (std::string_view word : {"--version", "-version", "version", "-v", "-V", "--help", "-help", "help", "-h"})
         if (words.back() == word) return true;
@@ -669,11 +670,11 @@ bool slurm_memory_limit(std::string_view s) {
 }
 
 // The other batch schedulers' and platforms' memory kills: LSF's TERM_MEMLIMIT and TERM_SWAP (its limit on a job's
-// virtual memory, as PBS's vmem and SGE's h_vmem are: "TERM_SWAP: job killed after reaching LSF swap usage limit."), PBS's "job killed: vmem N
-// exceeded limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit h_vmem",
-// HTCondor's "memory usage exceeded request_memory" and "Job has gone over memory limit of 4096 megabytes",
-// Cloud Run's "Memory limit of 5120 MiB exceeded with 5261 MiB used"; runc's "container init was OOM-killed".
-// A limit is enforced; a quota may not be (memory_quota_exceeded).
+// virtual memory, as PBS's vmem and SGE's h_vmem are: "TERM_SWAP: job killed after reaching LSF swap usage limit."),
+// PBS's "job killed: vmem N exceeded limit M" and "Job exceeded a memory resource limit", SGE's "exceeded hard limit
+// h_vmem", HTCondor's "memory usage exceeded request_memory" and "Job has gone over memory limit of 4096 megabytes",
+// Cloud Run's "Memory limit of 5120 MiB exceeded with 5261 MiB used"; runc's "container init was OOM-killed". A
+// limit is enforced; a quota may not be (memory_quota_exceeded).
 bool batch_memory_limit(std::string_view s) {
     // A warning's class kills nothing (a kill logged at level WARNING still is one): Node's
     // "MaxListenersExceededWarning: Possible EventEmitter memory leak detected. 11 connect listeners added. Use
@@ -844,7 +845,7 @@ constexpr std::string_view kNotAnAllocation[] = {
     // libfuse's "fuse: memory allocation failed" from an AppImage's runtime whose FUSE does not match the system's (then
     // "Can't open squashfs image: Bad address", "Cannot mount AppImage, please check your FUSE setup"); three projects'
     // AppImages, none out of memory.
-    "fuse: "};
+    "fuse: memory allocation failed"};
 // A shared file a process could not map ("RuntimeError: unable to mmap 4096 bytes from file
 // </torch_362873_3123855485_63350>: Cannot allocate memory (12)", a DataLoader worker's tensor in shared
 // memory): a shared mapping takes no memory when it is made, so its ENOMEM is the map count
@@ -869,7 +870,7 @@ constexpr std::string_view kWarning[] = {"WARNING", "Warning", "WARN", "warning:
 // locking, not memory running out. io_uring's rings and registered buffers count against RLIMIT_MEMLOCK
 // (before Linux 5.12, and its registered buffers still): "io_uring_setup(...) = -1 ENOMEM (Cannot allocate memory)".
 // Elasticsearch's bootstrap says it in its own words: "Unable to lock JVM Memory: error=12, reason=Cannot allocate memory".
-constexpr std::string_view kLocksMemory[] = {"mlock",       "lock memory",   "locking page", "lock page",
+constexpr std::string_view kLocksMemory[] = {"mlock",         "lock memory", "locking page",   "lock page",
                                              "locked memory", "io_uring",    "lock JVM Memory"};
 constexpr std::string_view kAdvice[] = {"If you", "if you", "Try ", "try ", "onsider", "may ", "might "};
 // A guess at the cause, even in an error ("Worker (pid:25) was sent SIGKILL! Perhaps out of memory?"), as a program's
