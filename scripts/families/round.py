@@ -9,6 +9,9 @@ must avoid, the check of what the collectors wrote, and the merge that makes the
                                           print each entry to set aside and why; exit 1 if any
   round.py merge ROUND ROUND_DIR ASIDE    make ROUND_DIR's entries not named in the file ASIDE the held round
                                           ROUND, after moving the held round into dev; copy their logs
+  round.py twins                          list the look-alikes whose log is, numbers (not sizes), paths and
+                                          addresses aside, the text of an OOM's log: no rule on the text gets both
+                                          right
 
 --data DIR (before the command) reads and writes another tests/data. Read the notes that `check` marks as
 hedged: a verdict that rests on a maintainer's "probably" alone is set aside by hand (list it in ASIDE).
@@ -190,6 +193,38 @@ def merge(data, number, round_dir, aside_file):
     return 0
 
 
+def normalised(text):
+    """A log's lines with what differs between runs of the same failure made one token: addresses, paths, numbers
+    (not sizes: a rule may read those)."""
+    lines = []
+    for line in text.splitlines():
+        line = re.sub(r"0x[0-9a-fA-F]+", "H", line.strip())
+        line = re.sub(r"(?:[A-Za-z]:)?[\\/][^\s:'\"()]+", "P", line)
+        line = re.sub(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])(?!\s?(?:[KMGTP]i?B|bytes|[KMGT]b)\b)", "N", line)  # not a size
+        if line:
+            lines.append(" ".join(line.split()))
+    return tuple(lines)
+
+
+def twins(data):
+    families = data / "logs" / "families"
+    by_text = {}
+    for entry in json.loads((families / "manifest.json").read_text())["logs"]:
+        text = (families / entry["file"]).read_bytes().decode("utf-8", "replace")
+        by_text.setdefault(normalised(text), []).append(entry)
+    lookalikes = sum(1 for group in by_text.values() for e in group if not e["oom"])
+    shared = 0
+    for text, group in by_text.items():
+        if len({e["oom"] for e in group}) < 2:
+            continue
+        shared += sum(1 for e in group if not e["oom"])
+        print(" | ".join(text)[:100])
+        for e in sorted(group, key=lambda e: (e["oom"], e["file"])):
+            print(f"  {'OOM       ' if e['oom'] else 'look-alike'} {e['set']:4} {e['file']}")
+    print(f"{shared} of {lookalikes} look-alikes have an OOM's text")
+    return 0
+
+
 def main():
     root = Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -204,11 +239,14 @@ def main():
     p.add_argument("round", type=int)
     p.add_argument("round_dir")
     p.add_argument("aside")
+    commands.add_parser("twins")
     args = parser.parse_args()
     if args.command == "used":
         return used(args.data, args.out_dir, args.round_dirs)
     if args.command == "check":
         return check(args.data, args.round_dir)
+    if args.command == "twins":
+        return twins(args.data)
     return merge(args.data, args.round, args.round_dir, args.aside)
 
 
