@@ -464,6 +464,49 @@ bool killed_asking_version(std::string_view s) {
     return false;
 }
 
+// The command a zsh or fish kill report names: zsh's "zsh: killed     ./node-v14.17.0-macos-arm64" and its job table's
+// "[1]    22082 killed     modd", fish's "fish: Job 1, './freeze README.md' terminated by signal SIGKILL (Forced quit)"
+// and 'fish: “mas list” terminated by signal SIGKILL'; empty for any other line (bash says "Killed").
+std::string_view killed_command(std::string_view s) {
+    const std::string_view t = trim(s);
+    if (t.starts_with("fish: ") && has(t, "terminated by signal SIGKILL")) {
+        for (auto [open, close] : {std::pair<std::string_view, std::string_view>{"'", "'"}, {"\u201c", "\u201d"}}) {
+            const size_t from = t.find(open);
+            if (from == std::string_view::npos) continue;
+            const size_t to = t.find(close, from + open.size());
+            if (to != std::string_view::npos) return trim(t.substr(from + open.size(), to - from - open.size()));
+        }
+        return {};
+    }
+    const size_t at = t.find(" killed ");
+    if (at == std::string_view::npos) return {};
+    const std::string_view before = trim(t.substr(0, at));
+    if (before != "zsh:" && !(t.starts_with('[') && !before.empty() && is_digit(before.back()))) return {};
+    return trim(t.substr(at + std::strlen(" killed ")));
+}
+
+// A command that runs a script ("python3 -m llama.convert_llama ...", "node build.js"), past any "NAME=value" before
+// it: the interpreter is a signed program, and a script may work a long while before it prints a line.
+bool runs_a_script(std::string_view command) {
+    for (std::string_view rest = trim(command); !rest.empty();) {
+        const size_t end = std::min(rest.find(' '), rest.size());
+        std::string_view word = rest.substr(0, end);
+        rest = trim(rest.substr(end));
+        if (const size_t eq = word.find('='); eq != std::string_view::npos && word.substr(0, eq).find('/') == std::string_view::npos)
+            continue;  // an environment variable's assignment
+        word = word.substr(word.find_last_of('/') == std::string_view::npos ? 0 : word.find_last_of('/') + 1);
+        if (word.starts_with("python")) return true;
+        for (std::string_view interpreter : {"node", "java", "ruby", "perl", "Rscript", "R", "julia", "php", "bash", "sh", "bun", "deno"})
+            if (word == interpreter) return true;
+        return false;
+    }
+    return false;
+}
+
+// A command echoed after its prompt ("$ ./freeze README.md", fish's "> python3 stable_diffusion.py ..."): what follows is
+// that command's output.
+bool echoed_command(std::string_view s) { return s.starts_with("$ ") || s.starts_with("> "); }
+
 // A kill whose own line names a deadline (Go's "signal: killed: context deadline exceeded", "timed out",
 // Celery's "Hard time limit (60s) exceeded"): a stop from outside.
 bool names_a_timeout(std::string_view s) {
@@ -1558,6 +1601,8 @@ void Classifier::mark_step(long long step) {
 
 bool Classifier::feed(std::string_view line) {
     ++lines_;
+    quiet_ = quiet_after_;
+    quiet_after_ = echoed_command(line) || (quiet_ && trim(line).empty());
     const std::string window = line.size() > kHeadWindow + kTailWindow ? bounded(line) : std::string();
     const std::string_view text = window.empty() ? line : std::string_view(window);
     Bits found = anchors_.find(text);
@@ -1784,8 +1829,20 @@ void Classifier::note_context(Bits found, std::string_view line) {
     if ((found & bit(kOutOfMemory)) && far_beyond_heap(line)) refused_at_ = lines_;
     if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
         signature_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
-    if ((found & bit(kKilled)) && !startup_kill_ && killed_asking_version(line))
+    if ((found & bit(kKilled)) && !startup_kill_ && killed_asking_version(line)) {
         startup_kill_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+        startup_why_ = "the command asked only for its version or help, which needs next to no memory";
+    }
+    // A program (no script's interpreter) that zsh or fish reports killed before it printed a line: on macOS, whose
+    // default shells they are, the kernel's refusal of its code signature as it starts (ten projects' such kills, none
+    // out of memory), not the OOM killer; an interpreter may work a long while before it prints.
+    if ((found & (bit(kKilled) | bit(kSigkill))) && !startup_kill_ && quiet_) {
+        const std::string_view command = killed_command(line);
+        if (!command.empty() && !runs_a_script(command)) {
+            startup_kill_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
+            startup_why_ = "zsh or fish reports a program (no script's interpreter) killed before it printed a line";
+        }
+    }
     if ((found & (bit(kMacUsers) | bit(kMacApp))) && !macos_)
         macos_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
     // V8's report: its header decided (see the rule); the FATAL line under it naming a size limit ("FATAL ERROR:
@@ -1873,10 +1930,9 @@ Verdict Classifier::verdict(const ExitStatus& exit, const KernelEvidence& kernel
         return refused;
     }
     if (startup_kill_) {
-        Verdict refused = not_oom(killed + " as it started: the command asked only for its version or help (line " +
-                                  std::to_string(startup_kill_->line) + ": " + startup_kill_->text +
-                                  "), which needs next to no memory; such a kill is a refusal (a code signature, a "
-                                  "security policy), not the OOM killer");
+        Verdict refused = not_oom(killed + " as it started: " + startup_why_ + " (line " + std::to_string(startup_kill_->line) +
+                                  ": " + startup_kill_->text +
+                                  "); such a kill is a refusal (a code signature, a security policy), not the OOM killer");
         refused.competing_cause = startup_kill_->text;
         return refused;
     }

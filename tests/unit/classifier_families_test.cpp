@@ -154,7 +154,7 @@ TEST_CASE("the family logs are cited, listed, and split by project", "[classifie
 }
 
 // What the rules reach today, on both sets: a change that loses ground fails here (one log more missed or one more
-// false alarm on dev). Measured (scripts/test.sh prints the table): dev 1502/1567 recall, 186/1458 false alarms,
+// false alarm on dev). Measured (scripts/test.sh prints the table): dev 1502/1567 recall, 176/1458 false alarms,
 // rounds 1-28 (rounds 6 and 7 scored held-back at 84/99, 13/80, round 8 at 48/52, 8/51, round 9 at 22/25, 2/12,
 // round 10 at 12/13, 0/4, round 11 at 57/68, 14/62, round 12 at 14/18, 5/17, round 13 at 6/8, 1/7, round 14 at
 // 128/143, 21/120, round 15 at 95/102, 8/83, round 16 at 22/22, 1/9, round 17 at 86/98, 38/114, round 18 at 87/97,
@@ -176,7 +176,7 @@ TEST_CASE("recall and false alarms per family, measured on both sets", "[classif
     }
     INFO(text);
     CHECK(dev.all_recall.rate() >= 0.958);
-    CHECK(dev.all_false_alarm.rate() <= 0.1276);
+    CHECK(dev.all_false_alarm.rate() <= 0.1208);
     CHECK(held.all_recall.rate() >= 0.99);
     CHECK(held.all_false_alarm.rate() <= 0.112);
 }

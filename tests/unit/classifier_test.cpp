@@ -1296,7 +1296,7 @@ TEST_CASE("round 21's families: V8's report cut before its FATAL line, a fenced 
     CHECK(mac.reason.find("macOS") != std::string::npos);
     CHECK_FALSE(classify({"% ./devfiler.app/Contents/MacOS/devfiler", "zsh: killed     ./devfiler.app/Contents/MacOS/devfiler"},
                          unknown).oom);
-    CHECK(classify({"zsh: killed     ./devfiler"}, unknown).oom);
+    CHECK(classify({"loading 4 shards", "zsh: killed     ./devfiler"}, unknown).oom);
     CHECK(classify({"  File \"/Users/dev/train.py\", line 3, in <module>", "MemoryError"}, unknown).oom);
 }
 
@@ -1435,7 +1435,7 @@ TEST_CASE("a shell's kill of a command that asked only for its version or help i
     // The same kill of a command at work, or with its version in another argument, is the OOM killer's.
     CHECK(classify({"zsh: killed  python train.py --help-me"}, unknown).kind == Kind::sigkill_probable);
     CHECK(classify({"zsh: killed  python convert.py --version 2 --out model"}, unknown).kind == Kind::sigkill_probable);
-    CHECK(classify({"zsh: killed  version"}, unknown).kind == Kind::sigkill_probable);
+    CHECK(classify({"reading 3 files", "zsh: killed  version"}, unknown).kind == Kind::sigkill_probable);
     // "-v" after other arguments asks for a verbose run.
     CHECK(classify({"ci/test.sh: line 73:  1148 Killed                  NUMBA_CUDA_ENABLE_PYNVJITLINK=1 python -m "
                     "numba.runtests numba.cuda.tests -v"},
@@ -1582,4 +1582,32 @@ TEST_CASE("round 29's families: Heroku's R15 is its kill, Jupyter's restarter a 
     CHECK(classify({"Kokkos::HostSpace::allocate: Allocation of size 64.12 G failed, likely due to insufficient memory."},
                    unknown)
               .oom);
+}
+
+TEST_CASE("zsh's or fish's kill of a program before it printed a line is a refusal as it started; of a script's "
+          "interpreter, or after output, the OOM killer's",
+          "[classifier][families]") {
+    const auto unknown = ExitStatus::unknown();
+    for (const auto& log : std::vector<std::vector<std::string>>{
+             {"zsh: killed     ./node-v14.17.0-macos-arm64"},
+             {"$ modd", "[1]    22082 killed     modd"},
+             {"$ ./go-test", "Hello World", "", "$ ./go-test", "[1]    9461 killed     ./go-test"},
+             {"$ ./freeze README.md", "fish: Job 1, './freeze README.md' terminated by signal SIGKILL (Forced quit)"},
+             {"fish: \u201cmas list\u201d terminated by signal SIGKILL (Forced quit)"}}) {
+        INFO(log.back());
+        const Verdict v = classify(log, unknown);
+        CHECK_FALSE(v.oom);
+        CHECK(v.reason.find("before it printed a line") != std::string::npos);
+    }
+    // A script's interpreter, past the environment's assignments; a program that printed first; bash's report.
+    for (const auto& log : std::vector<std::vector<std::string>>{
+             {"[1] 31330 killed python"},
+             {"zsh: killed     OMP_NUM_THREADS=8 /usr/bin/python3 merge.py"},
+             {"> python3 stable_diffusion.py", "fish: Job 1, 'python3 stable_diffusion.py --p\u2026' terminated by signal "
+                                               "SIGKILL (Forced quit)"},
+             {"$ ./llama-quantize model.gguf q4_0", "loading model", "[1]    9461 killed     ./llama-quantize model.gguf q4_0"},
+             {"./train.sh: line 3:  4242 Killed                  ./finetune --config c.yaml"}}) {
+        INFO(log.back());
+        CHECK(classify(log, unknown).kind == Kind::sigkill_probable);
+    }
 }
