@@ -196,9 +196,6 @@ private:
                                                // or for a size no machine meets, or past a device's limit for one
                                                // allocation, or an allocator that cannot work (jemalloc's page size)
     std::optional<Evidence> startup_kill_;     // the first shell kill report of a command killed as it started
-    std::string startup_why_;                  // what says it was killed as it started (asked only for its version...)
-    bool quiet_ = true;        // nothing printed before this line but command echoes ("$ ./tool") and blank lines
-    bool quiet_after_ = true;  // the same, after this line
     std::optional<Evidence> macos_;            // the first line that shows the log is macOS's (a /Users/ path, an .app)
     std::optional<long long> v8_report_at_;    // the latest header of V8's fatal report ("<--- Last few GCs --->")
     std::array<char, 128> record_head_{};  // the head of the latest unindented line, where a record gives its level
@@ -211,6 +208,9 @@ private:
     bool training_ = false;
     std::optional<long long> step_;
     std::string tail_;                 // the end of the previous line, to catch wrapped messages
+    std::string startup_why_;          // what says the kill of startup_kill_ came as it started
+    bool quiet_ = true;        // nothing printed before this line but command echoes ("$ ./tool") and blank lines
+    bool quiet_after_ = true;  // the same, after this line
 };
 
 }  // namespace sg::oom
