@@ -492,11 +492,12 @@ bool runs_a_script(std::string_view command) {
         const size_t end = std::min(rest.find(' '), rest.size());
         std::string_view word = rest.substr(0, end);
         rest = trim(rest.substr(end));
-        if (const size_t eq = word.find('='); eq != std::string_view::npos && word.substr(0, eq).find('/') == std::string_view::npos)
-            continue;  // an environment variable's assignment
-        word = word.substr(word.find_last_of('/') == std::string_view::npos ? 0 : word.find_last_of('/') + 1);
+        const size_t eq = word.find('=');
+        if (eq != std::string_view::npos && !has(word.substr(0, eq), "/")) continue;  // an environment variable's value
+        if (const size_t slash = word.find_last_of('/'); slash != std::string_view::npos) word.remove_prefix(slash + 1);
         if (word.starts_with("python")) return true;
-        for (std::string_view interpreter : {"node", "java", "ruby", "perl", "Rscript", "R", "julia", "php", "bash", "sh", "bun", "deno"})
+        for (std::string_view interpreter :
+             {"node", "java", "ruby", "perl", "Rscript", "R", "julia", "php", "bash", "sh", "bun", "deno"})
             if (word == interpreter) return true;
         return false;
     }

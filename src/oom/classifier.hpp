@@ -208,7 +208,7 @@ private:
     bool training_ = false;
     std::optional<long long> step_;
     std::string tail_;                 // the end of the previous line, to catch wrapped messages
-    std::string startup_why_;          // what says the kill of startup_kill_ came as it started
+    const char* startup_why_ = "";     // what says the kill of startup_kill_ came as it started
     bool quiet_ = true;        // nothing printed before this line but command echoes ("$ ./tool") and blank lines
     bool quiet_after_ = true;  // the same, after this line
 };
