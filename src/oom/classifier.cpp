@@ -442,6 +442,18 @@ bool shell_killed(std::string_view s) {
     return false;
 }
 
+// A line's words between blanks. Not split_command_words: a log line is no command, and a quote it leaves open
+// ("Killed  python3 main.py ... --lr 0.001\n\"", a report quoted in another) is no error.
+std::vector<std::string_view> blank_separated(std::string_view s) {
+    std::vector<std::string_view> words;
+    for (std::string_view rest = trim(s); !rest.empty();) {
+        const size_t end = std::min(rest.find_first_of(" \t"), rest.size());
+        words.push_back(rest.substr(0, end));
+        rest = trim(rest.substr(end));
+    }
+    return words;
+}
+
 // A shell's kill report for a command that asked only for its version or help ("zsh: killed  fleet --version",
 // "[2]    95057 killed     ./AccurateMassSearch -h"): such a command needs next to no memory, so the kill came
 // as the program started, a refusal (a code signature, a security policy), not the OOM killer.
@@ -450,12 +462,7 @@ bool killed_asking_version(std::string_view s) {
     // The command after the kill's word must be the program and that one argument: "-v" after others is a verbose
     // run ("1148 Killed  NUMBA_CUDA_ENABLE_PYNVJITLINK=1 python -m numba.runtests numba.cuda.tests -v"), and a
     // lone word is the program's own name ("zsh: killed  version").
-    std::vector<std::string_view> words;
-    for (std::string_view rest = trim(s); !rest.empty();) {
-        const size_t end = std::min(rest.find_first_of(" \t"), rest.size());
-        words.push_back(rest.substr(0, end));
-        rest = trim(rest.substr(end));
-    }
+    const std::vector<std::string_view> words = blank_separated(s);
     const auto kill =
         std::find_if(words.rbegin(), words.rend(), [](std::string_view w) { return w == "killed" || w == "Killed"; });
     if (kill == words.rend() || kill - words.rbegin() != 2) return false;
@@ -488,13 +495,10 @@ std::string_view killed_command(std::string_view s) {
 // A command that runs a script ("python3 -m llama.convert_llama ...", "node build.js"), past any "NAME=value" before
 // it: the interpreter is a signed program, and a script may work a long while before it prints a line.
 bool runs_a_script(std::string_view command) {
-    for (std::string_view rest = trim(command); !rest.empty();) {
-        const size_t end = std::min(rest.find(' '), rest.size());
-        std::string_view word = rest.substr(0, end);
-        rest = trim(rest.substr(end));
+    for (std::string_view word : blank_separated(command)) {
         const size_t eq = word.find('=');
         if (eq != std::string_view::npos && !has(word.substr(0, eq), "/")) continue;  // an environment variable's value
-        if (const size_t slash = word.find_last_of('/'); slash != std::string_view::npos) word.remove_prefix(slash + 1);
+        word.remove_prefix(word.find_last_of('/') + 1);  // npos + 1 is 0: no directory
         if (word.starts_with("python")) return true;
         for (std::string_view interpreter :
              {"node", "java", "ruby", "perl", "Rscript", "R", "julia", "php", "bash", "sh", "bun", "deno"})
@@ -1830,18 +1834,20 @@ void Classifier::note_context(Bits found, std::string_view line) {
     if ((found & bit(kOutOfMemory)) && far_beyond_heap(line)) refused_at_ = lines_;
     if ((found & bit(kSignature)) && !signature_ && signature_refused(line))
         signature_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
-    if ((found & bit(kKilled)) && !startup_kill_ && killed_asking_version(line)) {
-        startup_kill_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
-        startup_why_ = "the command asked only for its version or help, which needs next to no memory";
-    }
-    // A program (no script's interpreter) that zsh or fish reports killed before it printed a line: on macOS, whose
-    // default shells they are, the kernel's refusal of its code signature as it starts (ten projects' such kills, none
-    // out of memory), not the OOM killer; an interpreter may work a long while before it prints.
-    if ((found & (bit(kKilled) | bit(kSigkill))) && !startup_kill_ && quiet_) {
-        const std::string_view command = killed_command(line);
-        if (!command.empty() && !runs_a_script(command)) {
+    // A kill as the program started: of a command that asked only for its version or help, or of a program (no
+    // script's interpreter) that zsh or fish reports killed before it printed a line: on macOS, whose default shells
+    // they are, the kernel's refusal of its code signature as it starts (ten projects' such kills, none out of
+    // memory), not the OOM killer; an interpreter may work a long while before it prints.
+    if ((found & (bit(kKilled) | bit(kSigkill))) && !startup_kill_) {
+        const char* why = nullptr;
+        if ((found & bit(kKilled)) && killed_asking_version(line))
+            why = "the command asked only for its version or help, which needs next to no memory";
+        else if (const std::string_view command = quiet_ ? killed_command(line) : std::string_view();
+                 !command.empty() && !runs_a_script(command))
+            why = "zsh or fish reports a program (no script's interpreter) killed before it printed a line";
+        if (why) {
             startup_kill_ = Evidence{Kind::none, Strength::sign, evidence_text(line), lines_, training_, 0};
-            startup_why_ = "zsh or fish reports a program (no script's interpreter) killed before it printed a line";
+            startup_why_ = why;
         }
     }
     if ((found & (bit(kMacUsers) | bit(kMacApp))) && !macos_)
